@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Create .venv (once) and install serde-kit with the given extras into it.
+# Usage: scripts/bootstrap.sh EXTRAS   e.g. scripts/bootstrap.sh dev
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-dev}"
+python="${PYTHON:-python3}"
+stamp=".venv/.installed-$extras"
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+fi
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e ".[$extras]"
+    touch "$stamp"
+fi

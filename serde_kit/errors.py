@@ -1,0 +1,110 @@
+"""Every error serde_kit raises on purpose.
+
+Catch :class:`SerdeError` to catch them all, or a subclass to catch one kind.
+Each subclass also derives from the nearest builtin, so code written against
+plain ``TypeError``/``ValueError`` keeps working::
+
+    SerdeError
+    ├── EncodeError (TypeError)          no faithful encoding for a value
+    ├── DecodeError (ValueError)         the stored bytes cannot be turned back into data
+    │   ├── MalformedDataError           truncated/garbled bytes, trailing bytes, too deep
+    │   ├── UnknownTagError              type tag or ext code we do not know
+    │   ├── BlockedTypeError             type not in the allowlist (.module, .name)
+    │   └── RebuildError                 allowed type failed to construct (.module, .name)
+    ├── ConfigError (ValueError)         bad allowlist entry / config file / env var
+    │   └── KeyringError                 bad key material, ids, key file or primary
+    └── CryptoError (ValueError)
+        ├── DecryptionError              authentication failed (no detail, on purpose)
+        ├── UnknownKeyError              header names a key id we lack (.key_id)
+        └── PlaintextRefusedError        unencrypted row where encryption is required
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BlockedTypeError",
+    "ConfigError",
+    "CryptoError",
+    "DecodeError",
+    "DecryptionError",
+    "EncodeError",
+    "KeyringError",
+    "MalformedDataError",
+    "PlaintextRefusedError",
+    "RebuildError",
+    "SerdeError",
+    "UnknownKeyError",
+    "UnknownTagError",
+]
+
+
+class SerdeError(Exception):
+    """Base class of every error serde_kit raises on purpose."""
+
+
+class EncodeError(SerdeError, TypeError):
+    """A value has no faithful encoding; nothing was written."""
+
+
+class DecodeError(SerdeError, ValueError):
+    """Stored bytes could not be turned back into the value they hold."""
+
+
+class MalformedDataError(DecodeError):
+    """The bytes are not valid data: truncated, garbled, trailing bytes or too deep."""
+
+
+class UnknownTagError(DecodeError):
+    """A type tag or msgpack ext code this serializer does not know."""
+
+
+class BlockedTypeError(DecodeError):
+    """The data names a type the allowlist does not allow.
+
+    ``module`` and ``name`` say which; the message shows the line that allows it.
+    """
+
+    def __init__(self, message: str, *, module: str, name: str) -> None:
+        super().__init__(message)
+        self.module = module
+        self.name = name
+
+
+class RebuildError(DecodeError):
+    """An allowed type was found but could not be constructed from its payload."""
+
+    def __init__(self, message: str, *, module: str, name: str) -> None:
+        super().__init__(message)
+        self.module = module
+        self.name = name
+
+
+class ConfigError(SerdeError, ValueError):
+    """Configuration (allowlist entries, config file, environment variable) is invalid."""
+
+
+class KeyringError(ConfigError):
+    """Key material, key ids, a key file or the choice of primary key is invalid."""
+
+
+class CryptoError(SerdeError, ValueError):
+    """Base class for encryption failures."""
+
+
+class DecryptionError(CryptoError):
+    """Authentication failed: wrong key, tampered bytes or a relabelled row.
+
+    The message carries no detail on purpose.
+    """
+
+
+class UnknownKeyError(CryptoError):
+    """The blob names a key id that the keyring does not hold (``key_id``)."""
+
+    def __init__(self, message: str, *, key_id: str) -> None:
+        super().__init__(message)
+        self.key_id = key_id
+
+
+class PlaintextRefusedError(CryptoError):
+    """An unencrypted row was read where encryption is required."""
