@@ -17,6 +17,9 @@ plain ``TypeError``/``ValueError`` keeps working::
         ├── DecryptionError              authentication failed (no detail, on purpose)
         ├── UnknownKeyError              header names a key id we lack (.key_id)
         └── PlaintextRefusedError        unencrypted row where encryption is required
+
+    SerdeWarning (UserWarning)
+    └── LenientDecodeWarning             lenient mode returned a raw payload instead of a type
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ __all__ = [
     "DecryptionError",
     "EncodeError",
     "KeyringError",
+    "LenientDecodeWarning",
     "MalformedDataError",
     "PlaintextRefusedError",
     "RebuildError",
     "SerdeError",
+    "SerdeWarning",
     "UnknownKeyError",
     "UnknownTagError",
 ]
@@ -108,3 +113,11 @@ class UnknownKeyError(CryptoError):
 
 class PlaintextRefusedError(CryptoError):
     """An unencrypted row was read where encryption is required."""
+
+
+class SerdeWarning(UserWarning):
+    """Base class of the warnings serde_kit emits."""
+
+
+class LenientDecodeWarning(SerdeWarning):
+    """Lenient mode returned a raw payload in place of a type it could not rebuild."""
