@@ -1,0 +1,21 @@
+"""Encryption for serde_kit: AES-256-GCM with key ids, a keyring, and LangGraph's EAX read path."""
+
+from .blob import CIPHER_NAME as CIPHER_NAME
+from .blob import LEGACY_CIPHER_NAME as LEGACY_CIPHER_NAME
+from .blob import blob_key_id as blob_key_id
+from .encrypted import EncryptedSerializer as EncryptedSerializer
+from .encrypted import RowInfo as RowInfo
+from .keyring import LEGACY_KEY_ID as LEGACY_KEY_ID
+from .keyring import Keyring as Keyring
+from .keyring import load_keyring as load_keyring
+
+__all__ = [
+    "CIPHER_NAME",
+    "LEGACY_CIPHER_NAME",
+    "LEGACY_KEY_ID",
+    "EncryptedSerializer",
+    "Keyring",
+    "RowInfo",
+    "blob_key_id",
+    "load_keyring",
+]

@@ -1,0 +1,133 @@
+"""AES-256-GCM backends: pyca/cryptography (default) and pycryptodome.
+
+Both produce the same bytes for the same key, nonce, plaintext and AAD:
+``ciphertext || 16-byte tag``.  Random nonces come from :func:`_nonce`, the one
+place randomness enters the encryption path, so tests can pin it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from serde_kit.errors import ConfigError, DecryptionError
+
+from .blob import NONCE_SIZE, TAG_SIZE
+
+__all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "make_backend"]
+
+Buffer = bytes | bytearray | memoryview
+
+
+def _nonce() -> bytes:
+    """A fresh random 96-bit nonce (the only source of randomness when sealing)."""
+    return os.urandom(NONCE_SIZE)
+
+
+class Backend:
+    """Seal/open with AES-256-GCM under keys fetched by id through ``key_for``.
+
+    ``key_for(key_id) -> bytes`` is called once per key id; the cipher object
+    built from it is cached.
+    """
+
+    name = ""
+
+    def __init__(self, key_for: Callable[[str], bytes]) -> None:
+        self._key_for = key_for
+
+    def seal(self, key_id: str, nonce: Buffer, plaintext: Buffer, aad: bytes) -> bytes:
+        """Encrypt; returns ``ciphertext || tag``."""
+        raise NotImplementedError
+
+    def open(self, key_id: str, nonce: Buffer, body: Buffer, aad: bytes) -> bytes:
+        """Decrypt ``ciphertext || tag``; :class:`DecryptionError` if authentication fails."""
+        raise NotImplementedError
+
+
+class CryptographyBackend(Backend):
+    """pyca/cryptography's ``AESGCM``, one cipher object per key id."""
+
+    name = "cryptography"
+
+    def __init__(self, key_for: Callable[[str], bytes]) -> None:
+        super().__init__(key_for)
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self._aesgcm = AESGCM
+        self._invalid_tag = InvalidTag
+        self._ciphers: dict[str, AESGCM] = {}
+
+    def _cipher(self, key_id: str):  # noqa: ANN202 - AESGCM
+        cipher = self._ciphers.get(key_id)
+        if cipher is None:
+            cipher = self._ciphers[key_id] = self._aesgcm(self._key_for(key_id))
+        return cipher
+
+    def seal(self, key_id: str, nonce: Buffer, plaintext: Buffer, aad: bytes) -> bytes:
+        return self._cipher(key_id).encrypt(nonce, plaintext, aad)
+
+    def open(self, key_id: str, nonce: Buffer, body: Buffer, aad: bytes) -> bytes:
+        cipher = self._cipher(key_id)
+        try:
+            return cipher.decrypt(nonce, body, aad)
+        except self._invalid_tag:
+            raise DecryptionError("authentication failed") from None
+
+
+class PycryptodomeBackend(Backend):
+    """pycryptodome's ``AES.MODE_GCM`` (12-byte nonce, 16-byte tag).
+
+    pycryptodome's GCM objects are single-use, so only the key is cached.
+    """
+
+    name = "pycryptodome"
+
+    def __init__(self, key_for: Callable[[str], bytes]) -> None:
+        super().__init__(key_for)
+        try:
+            from Crypto.Cipher import AES
+        except ImportError:
+            raise ConfigError(
+                "backend='pycryptodome' needs pycryptodome: pip install 'serde-kit[pycryptodome]'"
+            ) from None
+        self._aes = AES
+        self._keys: dict[str, bytes] = {}
+
+    def _new(self, key_id: str, nonce: Buffer):  # noqa: ANN202 - GcmMode
+        key = self._keys.get(key_id)
+        if key is None:
+            key = self._keys[key_id] = self._key_for(key_id)
+        return self._aes.new(key, self._aes.MODE_GCM, nonce=bytes(nonce), mac_len=TAG_SIZE)
+
+    def seal(self, key_id: str, nonce: Buffer, plaintext: Buffer, aad: bytes) -> bytes:
+        cipher = self._new(key_id, nonce)
+        cipher.update(aad)
+        ciphertext, tag = cipher.encrypt_and_digest(plaintext)
+        return ciphertext + tag
+
+    def open(self, key_id: str, nonce: Buffer, body: Buffer, aad: bytes) -> bytes:
+        cipher = self._new(key_id, nonce)
+        cipher.update(aad)
+        split = len(body) - TAG_SIZE
+        try:
+            return cipher.decrypt_and_verify(body[:split], body[split:])
+        except ValueError:
+            raise DecryptionError("authentication failed") from None
+
+
+BACKENDS: dict[str, type[Backend]] = {
+    CryptographyBackend.name: CryptographyBackend,
+    PycryptodomeBackend.name: PycryptodomeBackend,
+}
+
+
+def make_backend(name: str, key_for: Callable[[str], bytes]) -> Backend:
+    """The backend called ``name``; :class:`ConfigError` for an unknown name."""
+    cls = BACKENDS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ConfigError(
+            f"unknown crypto backend {name!r}; use one of {sorted(BACKENDS)}"
+        )
+    return cls(key_for)

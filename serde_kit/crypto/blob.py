@@ -1,0 +1,137 @@
+"""The v1 blob layout and the stored type tag.
+
+A row written by :class:`~serde_kit.crypto.EncryptedSerializer` is stored as
+``("<inner tag>+aesgcm", blob)`` where ``blob`` is::
+
+    0x01 | key-id length (1 byte, 1..64) | key id (ASCII) | nonce (12) | ciphertext | GCM tag (16)
+
+The header (version, length, key id) is public: tools read it to tell which key
+a row needs without decrypting.  It is authenticated through the AAD::
+
+    b"serde_kit/aesgcm/v1\\x00" + inner_tag + b"\\x00" + header
+
+so relabelling a row's tag or editing its key id makes decryption fail.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from serde_kit.errors import MalformedDataError
+
+__all__ = [
+    "AAD_PREFIX",
+    "CIPHER_NAME",
+    "LEGACY_CIPHER_NAME",
+    "MAX_KEY_ID_LEN",
+    "NONCE_SIZE",
+    "TAG_SIZE",
+    "VERSION",
+    "ParsedBlob",
+    "blob_key_id",
+    "build_header",
+    "check_key_id",
+    "make_aad",
+    "parse_blob",
+]
+
+CIPHER_NAME = "aesgcm"
+LEGACY_CIPHER_NAME = "aes"
+VERSION = 1
+NONCE_SIZE = 12
+TAG_SIZE = 16
+MAX_KEY_ID_LEN = 64
+AAD_PREFIX = b"serde_kit/aesgcm/v1\x00"
+
+_KEY_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_KEY_ID_BYTES_RE = re.compile(rb"[A-Za-z0-9._-]{1,64}")
+_VERSION_BYTE = bytes((VERSION,))
+
+
+class ParsedBlob(NamedTuple):
+    """A v1 blob split into its parts; ``body`` is ciphertext followed by the GCM tag."""
+
+    key_id: str
+    header: bytes
+    nonce: memoryview
+    body: memoryview
+
+
+def check_key_id(key_id: object) -> bool:
+    """True when ``key_id`` is a valid key id: 1..64 characters from ``[A-Za-z0-9._-]``."""
+    return isinstance(key_id, str) and _KEY_ID_RE.fullmatch(key_id) is not None
+
+
+def build_header(key_id: str) -> bytes:
+    """The v1 header naming ``key_id``; ``ValueError`` if the id is not valid."""
+    if not check_key_id(key_id):
+        raise ValueError("key id must be 1..64 characters from [A-Za-z0-9._-]")
+    raw = key_id.encode("ascii")
+    return _VERSION_BYTE + bytes((len(raw),)) + raw
+
+
+def make_aad(inner_tag: str, header: bytes) -> bytes:
+    """The associated data binding the inner type tag and the header to the ciphertext."""
+    return AAD_PREFIX + inner_tag.encode("utf-8") + b"\x00" + header
+
+
+def _split_header(blob: bytes | bytearray | memoryview) -> tuple[str, int]:
+    """Return ``(key_id, header_length)``; :class:`MalformedDataError` if not a v1 header."""
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise MalformedDataError(
+            f"encrypted blob must be bytes, got {type(blob).__name__}; "
+            "the row is not one serde_kit wrote"
+        )
+    size = len(blob)
+    if size < 2:
+        raise MalformedDataError(
+            f"encrypted blob is {size} bytes, too short for a serde_kit v1 header"
+        )
+    if blob[0] != VERSION:
+        raise MalformedDataError(
+            f"encrypted blob has format version {blob[0]}, this serde_kit reads version "
+            f"{VERSION}; upgrade serde_kit or check that the row was written by serde_kit"
+        )
+    id_len = blob[1]
+    if not 1 <= id_len <= MAX_KEY_ID_LEN:
+        raise MalformedDataError(
+            f"encrypted blob header gives a key id length of {id_len} (must be 1..{MAX_KEY_ID_LEN})"
+        )
+    end = 2 + id_len
+    if size < end:
+        raise MalformedDataError("encrypted blob is truncated inside its key id")
+    raw_id = bytes(blob[2:end])
+    if _KEY_ID_BYTES_RE.fullmatch(raw_id) is None:
+        raise MalformedDataError(
+            "encrypted blob header holds a key id with characters outside [A-Za-z0-9._-]"
+        )
+    return raw_id.decode("ascii"), end
+
+
+def blob_key_id(blob: bytes | bytearray | memoryview) -> str:
+    """The key id named in a v1 blob's header, read without decrypting.
+
+    Raises :class:`~serde_kit.errors.MalformedDataError` if ``blob`` does not
+    start with a valid v1 header.
+    """
+    return _split_header(blob)[0]
+
+
+def parse_blob(blob: bytes | bytearray | memoryview) -> ParsedBlob:
+    """Split a v1 blob into key id, header, nonce and body, without decrypting.
+
+    Raises :class:`~serde_kit.errors.MalformedDataError` when the header is
+    invalid or the blob is too short to hold a nonce and a GCM tag.
+    """
+    key_id, end = _split_header(blob)
+    if len(blob) < end + NONCE_SIZE + TAG_SIZE:
+        raise MalformedDataError(
+            f"encrypted blob is {len(blob)} bytes, too short for its header, "
+            f"a {NONCE_SIZE}-byte nonce and a {TAG_SIZE}-byte tag"
+        )
+    view = memoryview(blob)
+    header = bytes(view[:end])
+    return ParsedBlob(
+        key_id, header, view[end : end + NONCE_SIZE], view[end + NONCE_SIZE :]
+    )

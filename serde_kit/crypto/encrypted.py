@@ -1,0 +1,305 @@
+"""EncryptedSerializer: AES-256-GCM around any serializer, with key ids and rotation.
+
+``dumps_typed`` encrypts the inner serializer's bytes under the keyring's
+primary key and returns ``("<inner tag>+aesgcm", blob)`` (layout in
+:mod:`serde_kit.crypto.blob`).  ``loads_typed`` decrypts with the key the blob's
+header names, reads LangGraph's stock ``+aes`` rows with the legacy key, and
+refuses plaintext rows unless ``allow_plaintext=True`` (migration mode).
+
+Tag routing on read::
+
+    "msgpack"           plaintext  -> PlaintextRefusedError unless allow_plaintext
+    "msgpack+aesgcm"    serde_kit  -> decrypt with the key named in the header
+    "msgpack+aes"       LangGraph  -> decrypt with keyring.legacy_key (AES-EAX)
+    "msgpack+other", "a+b+c", non-str tag -> UnknownTagError (a DecodeError):
+                        the tag itself is not one we know; no key could help.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+from serde_kit.errors import (
+    EncodeError,
+    MalformedDataError,
+    PlaintextRefusedError,
+    UnknownKeyError,
+    UnknownTagError,
+)
+
+from . import aesgcm
+from .blob import CIPHER_NAME, LEGACY_CIPHER_NAME, build_header, make_aad, parse_blob, blob_key_id
+from .keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID, Keyring, load_keyring
+from .legacy import decrypt_legacy
+
+__all__ = ["EncryptedSerializer", "RowInfo"]
+
+_PLAINTEXT, _AESGCM, _LEGACY, _UNKNOWN = "plaintext", CIPHER_NAME, "legacy", "unknown"
+#: The tag PostgresSaver/InMemorySaver store for "no value"; never encrypted.
+_EMPTY_TAG = "empty"
+_AAD_CACHE_MAX = 256
+
+
+class _SerializerLike(Protocol):
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]: ...
+    def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
+
+
+class RowInfo(NamedTuple):
+    """What a stored row is, read from its tag and header only (no decryption).
+
+    ``kind`` is ``"aesgcm"`` (serde_kit, ``key_id`` set), ``"legacy"`` (LangGraph
+    ``+aes``; ``key_id`` None), ``"plaintext"`` (no ``+``; ``key_id`` None) or
+    ``"unknown"`` (unknown cipher, several ``+``, or a malformed header).
+    """
+
+    kind: str
+    inner_tag: str | None
+    key_id: str | None
+
+
+def _route(tag: object) -> tuple[str, str]:
+    """``(kind, inner_tag)`` for a stored tag; :class:`UnknownTagError` if it is not ours."""
+    if not isinstance(tag, str):
+        raise UnknownTagError(f"type tag must be a str, got {type(tag).__name__}")
+    inner, plus, cipher = tag.partition("+")
+    if not plus:
+        return _PLAINTEXT, tag
+    if "+" in cipher:
+        raise UnknownTagError(
+            f"type tag {tag!r} has more than one '+'; encrypted tags are '<inner tag>+{CIPHER_NAME}'"
+        )
+    if cipher == CIPHER_NAME:
+        return _AESGCM, inner
+    if cipher == LEGACY_CIPHER_NAME:
+        return _LEGACY, inner
+    raise UnknownTagError(
+        f"type tag {tag!r} names cipher {cipher!r}; serde_kit reads {CIPHER_NAME!r} "
+        f"and LangGraph's {LEGACY_CIPHER_NAME!r}"
+    )
+
+
+def _default_inner() -> _SerializerLike:
+    from serde_kit.serializer import Serializer
+
+    return Serializer()
+
+
+class EncryptedSerializer:
+    """Encrypt another serializer's output with AES-256-GCM under a :class:`Keyring`.
+
+    ``inner`` defaults to ``serde_kit.Serializer()``; ``keyring`` defaults to
+    :func:`load_keyring` (environment).  ``allow_plaintext=True`` lets unencrypted
+    rows load (for migrating an existing database); by default they raise
+    :class:`~serde_kit.errors.PlaintextRefusedError`.  ``backend`` is
+    ``"cryptography"`` or ``"pycryptodome"``; both write identical bytes.
+    """
+
+    def __init__(
+        self,
+        inner: _SerializerLike | None = None,
+        keyring: Keyring | None = None,
+        *,
+        allow_plaintext: bool = False,
+        backend: str = "cryptography",
+    ) -> None:
+        if isinstance(inner, Keyring):
+            raise TypeError(
+                "EncryptedSerializer(inner, keyring): the first argument is the inner "
+                "serializer; pass the keyring as keyring=..."
+            )
+        if inner is None:
+            inner = _default_inner()
+        elif not (callable(getattr(inner, "dumps_typed", None)) and callable(getattr(inner, "loads_typed", None))):
+            raise TypeError(
+                f"inner must have dumps_typed/loads_typed, got {type(inner).__name__}"
+            )
+        if keyring is None:
+            keyring = load_keyring()
+        elif not isinstance(keyring, Keyring):
+            raise TypeError(f"keyring must be a Keyring, got {type(keyring).__name__}")
+        self._inner = inner
+        self._keyring = keyring
+        self._allow_plaintext = bool(allow_plaintext)
+        self._backend = aesgcm.make_backend(backend, keyring.key)
+        self._primary = keyring.primary_id
+        self._primary_header = build_header(self._primary)
+        self._aad_cache: dict[tuple[str, bytes], bytes] = {}
+
+    @property
+    def inner(self) -> _SerializerLike:
+        """The wrapped serializer."""
+        return self._inner
+
+    @property
+    def keyring(self) -> Keyring:
+        """The keyring (its primary encrypts)."""
+        return self._keyring
+
+    @property
+    def allow_plaintext(self) -> bool:
+        """Whether unencrypted rows are accepted on read."""
+        return self._allow_plaintext
+
+    @property
+    def backend(self) -> str:
+        """Name of the AES-GCM backend in use."""
+        return self._backend.name
+
+    def __repr__(self) -> str:
+        return (
+            f"EncryptedSerializer(inner={type(self._inner).__name__}, keyring={self._keyring!r}, "
+            f"allow_plaintext={self._allow_plaintext}, backend={self._backend.name!r})"
+        )
+
+    # -- SerializerProtocol -----------------------------------------------------------
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        """Serialize with the inner serializer, then encrypt under the primary key."""
+        inner_tag, data = self._inner.dumps_typed(obj)
+        return self._seal_row(inner_tag, data, aesgcm._nonce())
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """Decrypt (or, in migration mode, pass through) and deserialize one stored row.
+
+        Raises :class:`~serde_kit.errors.DecryptionError`,
+        :class:`~serde_kit.errors.UnknownKeyError`,
+        :class:`~serde_kit.errors.PlaintextRefusedError`, or a
+        :class:`~serde_kit.errors.DecodeError` for a malformed header or unknown tag.
+        """
+        return self._inner.loads_typed(self.decrypt_row(data))
+
+    # -- row level (used by the rotate/status tools) ----------------------------------
+
+    def classify(self, row: tuple[str, bytes]) -> RowInfo:
+        """Tell what a row is from its tag and header alone; never raises for bad input."""
+        tag, blob = row
+        try:
+            kind, inner_tag = _route(tag)
+        except UnknownTagError:
+            inner = tag.partition("+")[0] if isinstance(tag, str) else None
+            return RowInfo(_UNKNOWN, inner, None)
+        if kind == _AESGCM:
+            try:
+                return RowInfo(_AESGCM, inner_tag, parse_blob(blob).key_id)
+            except MalformedDataError:
+                return RowInfo(_UNKNOWN, inner_tag, None)
+        if kind == _LEGACY and not isinstance(blob, (bytes, bytearray, memoryview)):
+            return RowInfo(_UNKNOWN, inner_tag, None)
+        return RowInfo(kind, inner_tag, None)
+
+    def decrypt_row(self, row: tuple[str, bytes]) -> tuple[str, bytes]:
+        """Decrypt one row to ``(inner_tag, inner_bytes)`` without deserializing.
+
+        Plaintext rows pass through only when ``allow_plaintext`` is on.
+        """
+        tag, blob = row
+        kind, inner_tag = _route(tag)
+        if kind == _AESGCM:
+            return inner_tag, self._open(inner_tag, blob)
+        if kind == _LEGACY:
+            return inner_tag, self._open_legacy(tag, blob)
+        if not self._allow_plaintext:
+            raise PlaintextRefusedError(
+                f"row with type tag {tag!r} is not encrypted; encryption is required. If this "
+                "database predates encryption, read it with "
+                "EncryptedSerializer(..., allow_plaintext=True) and encrypt the old rows with "
+                "`serde-kit rotate --encrypt-plaintext --apply`"
+            )
+        return tag, blob
+
+    def reencrypt(
+        self,
+        row: tuple[str, bytes],
+        *,
+        encrypt_plaintext: bool = False,
+        upgrade_legacy: bool = False,
+    ) -> tuple[str, bytes] | None:
+        """Re-encrypt one row under the primary key; None when there is nothing to do.
+
+        Nothing to do: the header already names the primary key (decided without
+        decrypting), or the row is plaintext / LangGraph ``+aes`` and the matching
+        flag is off.  Otherwise the row is decrypted to bytes (the inner bytes are
+        never deserialized) and sealed under the primary with a fresh nonce.
+        """
+        tag, blob = row
+        kind, inner_tag = _route(tag)
+        if kind == _AESGCM:
+            if blob_key_id(blob) == self._primary:
+                return None
+            data = self._open(inner_tag, blob)
+        elif kind == _LEGACY:
+            if not upgrade_legacy:
+                return None
+            data = self._open_legacy(tag, blob)
+        else:
+            if not encrypt_plaintext or tag == _EMPTY_TAG:
+                return None
+            if not isinstance(blob, (bytes, bytearray, memoryview)):
+                raise MalformedDataError(
+                    f"plaintext row with tag {tag!r} holds {type(blob).__name__}, not bytes"
+                )
+            data = blob
+        return self._seal_row(inner_tag, data, aesgcm._nonce())
+
+    # -- internals --------------------------------------------------------------------
+
+    def _aad(self, inner_tag: str, header: bytes) -> bytes:
+        key = (inner_tag, header)
+        aad = self._aad_cache.get(key)
+        if aad is None:
+            aad = make_aad(inner_tag, header)
+            # Tags on the read path come from stored data: bound the cache.
+            if len(self._aad_cache) < _AAD_CACHE_MAX:
+                self._aad_cache[key] = aad
+        return aad
+
+    def _seal_row(self, inner_tag: str, data: bytes, nonce: bytes) -> tuple[str, bytes]:
+        """Encrypt inner bytes under the primary with ``nonce`` (the seam tests pin)."""
+        if not isinstance(inner_tag, str) or "+" in inner_tag:
+            raise EncodeError(
+                f"inner serializer returned type tag {inner_tag!r}; tags must be str without '+' "
+                "to be encrypted"
+            )
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise EncodeError(
+                f"inner serializer returned {type(data).__name__} for tag {inner_tag!r}, not bytes"
+            )
+        header = self._primary_header
+        body = self._backend.seal(self._primary, nonce, data, self._aad(inner_tag, header))
+        return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
+
+    def _open(self, inner_tag: str, blob: bytes) -> bytes:
+        parsed = parse_blob(blob)
+        if parsed.key_id not in self._keyring:
+            raise UnknownKeyError(
+                f"row is encrypted under key id {parsed.key_id!r}, which is not in the keyring "
+                f"(it has {self._keyring.ids}); add that key to {ENV_VAR} or {FILE_ENV_VAR}",
+                key_id=parsed.key_id,
+            )
+        aad = self._aad(inner_tag, parsed.header)
+        return self._backend.open(parsed.key_id, parsed.nonce, parsed.body, aad)
+
+    def _open_legacy(self, tag: str, blob: bytes) -> bytes:
+        key = self._keyring.legacy_key
+        if key is None:
+            raise UnknownKeyError(
+                f"row with tag {tag!r} was written by LangGraph's EncryptedSerializer (AES-EAX) "
+                f"and needs its key: set {LEGACY_ENV_VAR} to the value the application used "
+                "(load_keyring() picks it up) or pass Keyring(..., legacy_key=...)",
+                key_id=LEGACY_KEY_ID,
+            )
+        return decrypt_legacy(blob, key)
+
+    # Pickling or deep-copying would carry key material; a shallow copy shares the keyring.
+    def __reduce_ex__(self, protocol: object) -> Any:
+        raise TypeError("EncryptedSerializer holds secret keys and cannot be pickled")
+
+    def __copy__(self) -> EncryptedSerializer:
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._aad_cache = dict(self._aad_cache)
+        return clone
+
+    def __deepcopy__(self, memo: object) -> Any:
+        raise TypeError("EncryptedSerializer holds secret keys and cannot be deep-copied")

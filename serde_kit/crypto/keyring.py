@@ -1,0 +1,414 @@
+"""Keyring: named AES-256 keys, one primary that encrypts, all of them decrypt.
+
+Key ids are public (they are written in every blob's header); key material is
+secret and never appears in ``repr``, error messages, pickles or copies.
+
+Formats
+-------
+Inline, in the environment variable ``SERDE_KIT_KEYRING``::
+
+    SERDE_KIT_KEYRING="k2:<base64 key>,k1:<base64 key>"
+
+Key file, named by ``SERDE_KIT_KEYRING_FILE`` (must be ``chmod 600``): the same
+entries, one per line; ``#`` starts a comment; blank lines are ignored::
+
+    # serde_kit keyring - first entry is the primary
+    k2:<base64 key>
+    k1:<base64 key>
+
+In both, the FIRST entry is the primary (the key new rows are encrypted under);
+the others only decrypt.  A key id is 1..64 characters from ``[A-Za-z0-9._-]``;
+a key is 32 random bytes written in standard base64 (with ``=`` padding).
+``serde-kit keygen`` prints a fresh entry.
+
+The key of LangGraph's own ``EncryptedSerializer`` (environment variable
+``LANGGRAPH_AES_KEY``: the raw 16/24/32-character text, not base64) can be held
+as ``legacy_key``; it is only ever used to read ``+aes`` rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as _dt
+import os
+import secrets
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import NoReturn
+
+from serde_kit.errors import KeyringError, UnknownKeyError
+
+from .blob import check_key_id
+
+__all__ = [
+    "ENV_VAR",
+    "FILE_ENV_VAR",
+    "KEY_SIZE",
+    "LEGACY_ENV_VAR",
+    "LEGACY_KEY_ID",
+    "Keyring",
+    "load_keyring",
+]
+
+ENV_VAR = "SERDE_KIT_KEYRING"
+FILE_ENV_VAR = "SERDE_KIT_KEYRING_FILE"
+LEGACY_ENV_VAR = "LANGGRAPH_AES_KEY"
+#: The pseudo key id named by errors about ``+aes`` rows (LangGraph's stock format).
+LEGACY_KEY_ID = "legacy:LANGGRAPH_AES_KEY"
+KEY_SIZE = 32
+_LEGACY_SIZES = (16, 24, 32)
+_ID_RULE = "1..64 characters from [A-Za-z0-9._-]"
+_KEYGEN_HINT = "run `serde-kit keygen` for a fresh entry"
+
+
+def _check_key(key_id: str, key: object, where: str) -> bytes:
+    if not isinstance(key, (bytes, bytearray)):
+        raise KeyringError(
+            f"key {key_id!r}{where} must be bytes, got {type(key).__name__}"
+        )
+    if len(key) != KEY_SIZE:
+        raise KeyringError(
+            f"key {key_id!r}{where} is {len(key)} bytes; AES-256 needs exactly {KEY_SIZE} "
+            f"random bytes ({_KEYGEN_HINT})"
+        )
+    return bytes(key)
+
+
+def _check_legacy_key(key: object) -> bytes | None:
+    if key is None:
+        return None
+    if not isinstance(key, (bytes, bytearray)):
+        raise KeyringError(f"legacy_key must be bytes, got {type(key).__name__}")
+    if len(key) not in _LEGACY_SIZES:
+        raise KeyringError(
+            f"legacy key ({LEGACY_ENV_VAR}) is {len(key)} bytes; LangGraph's "
+            "EncryptedSerializer used 16, 24 or 32 bytes: set it to the exact value "
+            "the application used"
+        )
+    return bytes(key)
+
+
+class Keyring:
+    """Named AES-256 keys: ``primary`` encrypts, every key decrypts.
+
+    Immutable: :meth:`with_key`, :meth:`promote` and :meth:`without` return a
+    new keyring.  Raises :class:`~serde_kit.errors.KeyringError` for an empty
+    keyring, bad ids, keys that are not 32 bytes, or a primary it lacks.
+    Pickling and copying are refused (``TypeError``) so key material does not
+    travel by accident.
+    """
+
+    __slots__ = ("_keys", "_primary", "_legacy")
+
+    def __init__(
+        self,
+        keys: Mapping[str, bytes],
+        *,
+        primary: str,
+        legacy_key: bytes | None = None,
+    ) -> None:
+        if not isinstance(keys, Mapping):
+            raise KeyringError(f"keys must be a mapping of id to bytes, got {type(keys).__name__}")
+        checked: dict[str, bytes] = {}
+        for key_id, key in keys.items():
+            if not check_key_id(key_id):
+                raise KeyringError(f"key id {key_id!r} is not valid: use {_ID_RULE}")
+            checked[key_id] = _check_key(key_id, key, "")
+        if not checked:
+            raise KeyringError(f"keyring is empty: it needs at least one key ({_KEYGEN_HINT})")
+        if primary not in checked:
+            raise KeyringError(
+                f"primary key id {primary!r} is not among the keyring's ids {sorted(checked)}"
+            )
+        self._keys = checked
+        self._primary = primary
+        self._legacy = _check_legacy_key(legacy_key)
+
+    # -- construction -----------------------------------------------------------------
+
+    @classmethod
+    def generate(cls, key_id: str | None = None) -> Keyring:
+        """A keyring holding one new random key (from ``os.urandom``), which is primary.
+
+        The default id is ``k<UTC date>-<time>-<4 hex>``, e.g. ``k20261130-141502-9f3a``.
+        """
+        if key_id is None:
+            now = _dt.datetime.now(_dt.timezone.utc)
+            key_id = f"k{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        return cls({key_id: os.urandom(KEY_SIZE)}, primary=key_id)
+
+    @classmethod
+    def from_env(
+        cls,
+        var: str = ENV_VAR,
+        *,
+        environ: Mapping[str, str] | None = None,
+        legacy_var: str | None = LEGACY_ENV_VAR,
+    ) -> Keyring:
+        """Parse the inline keyring in environment variable ``var``.
+
+        Also takes ``legacy_var`` (``LANGGRAPH_AES_KEY``) as the legacy key when it
+        is set; pass ``legacy_var=None`` to ignore it.  ``environ`` defaults to
+        ``os.environ``.  Raises :class:`~serde_kit.errors.KeyringError` when the
+        variable is missing or malformed.
+        """
+        env = os.environ if environ is None else environ
+        text = env.get(var)
+        if text is None:
+            raise KeyringError(
+                f"environment variable {var} is not set: set it to 'id:<base64 key>' entries "
+                f"separated by commas, first = primary ({_KEYGEN_HINT})"
+            )
+        keys, primary = _parse_entries(text, source=f"{var}")
+        return cls(keys, primary=primary, legacy_key=_legacy_from_env(env, legacy_var))
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Keyring:
+        """Read a key file: one ``id:<base64 key>`` per line, ``#`` comments, first = primary.
+
+        Refuses (:class:`~serde_kit.errors.KeyringError`) a missing file or one that
+        group or others may read; the message says ``chmod 600 <path>``.
+        """
+        p = Path(path)
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except FileNotFoundError:
+            raise KeyringError(
+                f"key file {str(p)!r} does not exist: point {FILE_ENV_VAR} at an existing "
+                f"file or create one ({_KEYGEN_HINT})"
+            ) from None
+        except OSError as e:
+            raise KeyringError(f"cannot open key file {str(p)!r}: {e.strerror}") from None
+        with os.fdopen(fd, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if os.name == "posix" and mode & 0o077:
+                raise KeyringError(
+                    f"key file {str(p)!r} is readable or writable by group/others "
+                    f"(mode {mode & 0o777:o}); run: chmod 600 {p}"
+                )
+            raw = f.read()
+        try:
+            text = raw.decode("ascii")
+        except UnicodeDecodeError:
+            raise KeyringError(
+                f"key file {str(p)!r} is not ASCII text: write 'id:<base64 key>' lines"
+            ) from None
+        keys, primary = _parse_entries(text, source=f"key file {str(p)!r}")
+        return cls(keys, primary=primary)
+
+    # -- queries ----------------------------------------------------------------------
+
+    @property
+    def primary_id(self) -> str:
+        """The id of the key new rows are encrypted under."""
+        return self._primary
+
+    @property
+    def ids(self) -> list[str]:
+        """All key ids, sorted."""
+        return sorted(self._keys)
+
+    @property
+    def legacy_key(self) -> bytes | None:
+        """LangGraph's ``LANGGRAPH_AES_KEY`` bytes, for reading ``+aes`` rows, or None."""
+        return self._legacy
+
+    def key(self, key_id: str) -> bytes:
+        """The key called ``key_id``; :class:`~serde_kit.errors.UnknownKeyError` if absent."""
+        try:
+            return self._keys[key_id]
+        except (KeyError, TypeError):
+            _unknown(key_id, self.ids)
+
+    def __contains__(self, key_id: object) -> bool:
+        return key_id in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    # -- derivation -------------------------------------------------------------------
+
+    def with_key(self, key_id: str, key: bytes, *, primary: bool = False) -> Keyring:
+        """A copy with ``key_id`` added (and made primary when ``primary=True``).
+
+        Adding an id that already exists with different key material is refused.
+        """
+        if key_id in self._keys and self._keys[key_id] != key:
+            raise KeyringError(
+                f"key id {key_id!r} is already in the keyring with different key material; "
+                "pick a new id (ids must stay unique forever: old rows name them)"
+            )
+        keys = {**self._keys, key_id: key}
+        return Keyring(
+            keys, primary=key_id if primary else self._primary, legacy_key=self._legacy
+        )
+
+    def promote(self, key_id: str) -> Keyring:
+        """A copy whose primary is ``key_id`` (which must already be present)."""
+        if key_id not in self._keys:
+            _unknown(key_id, self.ids)
+        return Keyring(self._keys, primary=key_id, legacy_key=self._legacy)
+
+    def without(self, key_id: str) -> Keyring:
+        """A copy without ``key_id``; refuses to remove the primary."""
+        if key_id not in self._keys:
+            _unknown(key_id, self.ids)
+        if key_id == self._primary:
+            raise KeyringError(
+                f"cannot remove {key_id!r}: it is the primary key; promote another key first"
+            )
+        keys = {k: v for k, v in self._keys.items() if k != key_id}
+        return Keyring(keys, primary=self._primary, legacy_key=self._legacy)
+
+    def with_legacy_key(self, legacy_key: bytes | None) -> Keyring:
+        """A copy holding ``legacy_key`` (LangGraph's ``LANGGRAPH_AES_KEY`` bytes), or none."""
+        return Keyring(self._keys, primary=self._primary, legacy_key=legacy_key)
+
+    # -- output -----------------------------------------------------------------------
+
+    def _ordered_ids(self) -> list[str]:
+        return [self._primary] + [k for k in self.ids if k != self._primary]
+
+    def to_env_value(self) -> str:
+        """The inline form for ``SERDE_KIT_KEYRING`` (primary first). Contains secrets."""
+        return ",".join(
+            f"{k}:{base64.b64encode(self._keys[k]).decode('ascii')}" for k in self._ordered_ids()
+        )
+
+    def to_file(self, path: str | os.PathLike[str]) -> None:
+        """Write the key-file form to ``path`` with mode 0600, atomically.
+
+        The legacy key is not written (it lives in ``LANGGRAPH_AES_KEY``).
+        """
+        p = Path(path)
+        lines = ["# serde_kit keyring: first entry is the primary. Keep this file chmod 600."]
+        lines += [
+            f"{k}:{base64.b64encode(self._keys[k]).decode('ascii')}" for k in self._ordered_ids()
+        ]
+        data = ("\n".join(lines) + "\n").encode("ascii")
+        # mkstemp creates the file 0600, so the key never sits in a wider-mode file.
+        fd, tmp = tempfile.mkstemp(prefix=".keyring-", dir=p.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, p)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def __repr__(self) -> str:
+        legacy = ", legacy_key=True" if self._legacy is not None else ""
+        return f"Keyring(primary={self._primary!r}, ids={self.ids!r}{legacy})"
+
+    # -- refuse to travel -------------------------------------------------------------
+
+    def __reduce_ex__(self, protocol: object) -> NoReturn:
+        raise TypeError("Keyring holds secret keys and cannot be pickled")
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("Keyring holds secret keys and cannot be pickled")
+
+    def __copy__(self) -> NoReturn:
+        raise TypeError("Keyring holds secret keys and cannot be copied; it is immutable, share it")
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        raise TypeError("Keyring holds secret keys and cannot be copied; it is immutable, share it")
+
+
+def _unknown(key_id: object, ids: list[str]) -> NoReturn:
+    raise UnknownKeyError(
+        f"key id {key_id!r} is not in the keyring (it has {ids}); add that key to "
+        f"{ENV_VAR} / {FILE_ENV_VAR}",
+        key_id=str(key_id),
+    )
+
+
+def _entries(text: str) -> Iterable[str]:
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        for part in line.split(","):
+            part = part.strip()
+            if part:
+                yield part
+
+
+def _parse_entries(text: str, *, source: str) -> tuple[dict[str, bytes], str]:
+    """Parse ``id:base64`` entries; messages name entries by position and id, never key bytes."""
+    keys: dict[str, bytes] = {}
+    primary: str | None = None
+    for n, entry in enumerate(_entries(text), start=1):
+        key_id, sep, b64 = entry.partition(":")
+        key_id, b64 = key_id.strip(), b64.strip()
+        if not sep:
+            raise KeyringError(
+                f"{source}: entry {n} is not of the form 'id:<base64 key>'"
+            )
+        if not check_key_id(key_id):
+            # The id is not echoed: a mangled entry could put key material in its place.
+            raise KeyringError(
+                f"{source}: entry {n} has an invalid key id; use {_ID_RULE} before the ':'"
+            )
+        if key_id in keys:
+            raise KeyringError(
+                f"{source}: key id {key_id!r} appears twice; every id must be unique"
+            )
+        try:
+            key = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError):
+            raise KeyringError(
+                f"{source}: key {key_id!r} (entry {n}) is not valid standard base64 "
+                f"(A-Z a-z 0-9 + / with = padding); {_KEYGEN_HINT}"
+            ) from None
+        keys[key_id] = _check_key(key_id, key, f" in {source} (entry {n})")
+        if primary is None:
+            primary = key_id
+    if primary is None:
+        raise KeyringError(
+            f"{source} holds no keys: add 'id:<base64 key>' entries, first = primary "
+            f"({_KEYGEN_HINT})"
+        )
+    return keys, primary
+
+
+def _legacy_from_env(env: Mapping[str, str], var: str | None) -> bytes | None:
+    if var is None:
+        return None
+    text = env.get(var)
+    if not text:
+        return None
+    # LangGraph uses the variable's text itself as the key (key_str.encode()), not base64.
+    return _check_legacy_key(text.encode("utf-8"))
+
+
+def load_keyring(*, environ: Mapping[str, str] | None = None) -> Keyring:
+    """The application's keyring, from the environment.
+
+    ``SERDE_KIT_KEYRING`` (inline) or ``SERDE_KIT_KEYRING_FILE`` (path to a 0600
+    key file) — exactly one of them.  ``LANGGRAPH_AES_KEY``, when set, becomes the
+    legacy key for reading rows written by LangGraph's EncryptedSerializer.
+    Raises :class:`~serde_kit.errors.KeyringError` saying what to set.
+    """
+    env = os.environ if environ is None else environ
+    inline, path = env.get(ENV_VAR), env.get(FILE_ENV_VAR)
+    if inline is not None and path is not None:
+        raise KeyringError(
+            f"both {ENV_VAR} and {FILE_ENV_VAR} are set; set only one of them"
+        )
+    if inline is not None:
+        return Keyring.from_env(ENV_VAR, environ=env)
+    if path is not None:
+        if not path.strip():
+            raise KeyringError(f"{FILE_ENV_VAR} is set but empty: give the key file's path")
+        kr = Keyring.from_file(path)
+        return kr.with_legacy_key(_legacy_from_env(env, LEGACY_ENV_VAR))
+    raise KeyringError(
+        f"no keyring configured: set {ENV_VAR}='id:<base64 key>' or {FILE_ENV_VAR}=<path "
+        f"to a chmod 600 key file>; run `serde-kit keygen` to create a key"
+    )
