@@ -1,0 +1,1 @@
+"""Golden vectors: bytes written by the real langgraph-checkpoint, read by serde_kit forever."""
