@@ -1,0 +1,277 @@
+"""Demo: a document-review workflow that survives a process restart.
+
+``python -m serde_kit.demo`` tells the whole story on an embedded SQLite file
+(``./demo-data/review.db``, recreated each run), using LangGraph's real
+``SqliteSaver`` with ``serde_kit.Serializer``:
+
+1. a first child process (``--phase start``) runs ``process_docs`` and stops at
+   ``human_review``, which calls ``interrupt(...)``; the process then dies
+   without any cleanup, as if it were killed;
+2. a second child process (``--phase resume``) resumes the same thread with
+   ``Command(resume="yes")``; ``process_docs`` does not run again and the state
+   comes back exactly (pydantic model, dataclass, ZoneInfo datetime, numpy
+   array), then ``finalize`` runs;
+3. this process prints the thread's checkpoint history.
+
+No network, no LLM. Needs the ``demo`` extra (langgraph, the SQLite saver,
+numpy, pydantic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypedDict
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pydantic
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, interrupt
+
+from serde_kit import Serializer
+
+THREAD_ID = "task-001"
+DOC_IDS = ["a.txt", "b.txt", "c.txt"]
+DB_NAME = "review.db"
+RUN_LOG = "node-runs.log"
+
+
+# --- the state ----------------------------------------------------------------
+
+
+class Reviewer(pydantic.BaseModel):
+    """Who must approve the batch (a pydantic model in the state)."""
+
+    name: str
+    email: str
+
+
+@dataclasses.dataclass
+class DocSummary:
+    """What process_docs learned about one document (a dataclass in the state)."""
+
+    doc_id: str
+    words: int
+    flagged: bool = False
+
+
+class TaskState(TypedDict, total=False):
+    doc_ids: list[str]
+    reviewer: Reviewer
+    processed: list[DocSummary]
+    started_at: datetime
+    scores: np.ndarray
+    approved: bool
+    result: str
+
+
+def make_serializer() -> Serializer:
+    """The one place the demo builds its serde (an encrypted variant goes here)."""
+    return Serializer(allow=[Reviewer, DocSummary])
+
+
+# --- the graph ----------------------------------------------------------------
+
+
+def _note_run(config: RunnableConfig, node: str) -> None:
+    # Appended outside the checkpoint on purpose: it proves which process ran
+    # which node, independently of what the saver stored.
+    with open(config["configurable"]["run_log"], "a", encoding="utf-8") as f:
+        f.write(f"{node} pid={os.getpid()}\n")
+
+
+def processing_result(doc_ids: list[str]) -> dict[str, Any]:
+    """What process_docs adds to the state (deterministic, so a later process can compare)."""
+    return {
+        "reviewer": Reviewer(name="Lin", email="lin@example.com"),
+        "processed": [DocSummary(doc_id, words=100 * (i + 1), flagged=doc_id == "b.txt")
+                      for i, doc_id in enumerate(doc_ids)],
+        "started_at": datetime(2025, 3, 1, 9, 30, tzinfo=ZoneInfo("Asia/Shanghai")),
+        "scores": np.array([0.92, 0.41, 0.77]),
+    }
+
+
+def process_docs(state: TaskState, config: RunnableConfig) -> dict[str, Any]:
+    _note_run(config, "process_docs")
+    update = processing_result(state["doc_ids"])
+    print(f"  [process_docs] processed {len(update['processed'])} docs: "
+          f"{', '.join(d.doc_id for d in update['processed'])}")
+    return update
+
+
+def human_review(state: TaskState, config: RunnableConfig) -> dict[str, Any]:
+    _note_run(config, "human_review")
+    decision = interrupt({
+        "question": "Approve the document review?",
+        "reviewer": state["reviewer"].name,
+        "processed": [d.doc_id for d in state["processed"]],
+    })
+    print(f"  [human_review] resumed with decision={decision!r}")
+    return {"approved": decision == "yes"}
+
+
+def finalize(state: TaskState, config: RunnableConfig) -> dict[str, Any]:
+    _note_run(config, "finalize")
+    result = f"done, approved={state['approved']}"
+    print(f"  [finalize] {result}")
+    return {"result": result}
+
+
+def build_graph(saver: SqliteSaver) -> CompiledStateGraph:
+    builder = StateGraph(TaskState)
+    builder.add_node("process_docs", process_docs)
+    builder.add_node("human_review", human_review)
+    builder.add_node("finalize", finalize)
+    builder.add_edge(START, "process_docs")
+    builder.add_edge("process_docs", "human_review")
+    builder.add_edge("human_review", "finalize")
+    builder.add_edge("finalize", END)
+    return builder.compile(checkpointer=saver)
+
+
+def _open(data_dir: Path) -> tuple[sqlite3.Connection, CompiledStateGraph, RunnableConfig]:
+    conn = sqlite3.connect(data_dir / DB_NAME, check_same_thread=False)
+    graph = build_graph(SqliteSaver(conn, serde=make_serializer()))
+    config: RunnableConfig = {"configurable": {"thread_id": THREAD_ID, "run_log": str(data_dir / RUN_LOG)}}
+    return conn, graph, config
+
+
+# --- the phases ---------------------------------------------------------------
+
+
+def phase_start(data_dir: Path) -> None:
+    """Run until human_review interrupts, then die without cleanup."""
+    _conn, graph, config = _open(data_dir)
+    result = graph.invoke({"doc_ids": DOC_IDS}, config)
+    (pending,) = result["__interrupt__"]
+    print(f"  [human_review] interrupted: {pending.value['question']} "
+          f"(reviewer {pending.value['reviewer']}, docs {pending.value['processed']})")
+    print(f"  checkpoint saved; process {os.getpid()} now exits abruptly (like kill -9)")
+    sys.stdout.flush()
+    os._exit(0)  # no close(), no atexit: the saver committed every checkpoint already
+
+
+def phase_resume(data_dir: Path) -> None:
+    """Resume the thread from the file alone and show the state came back exactly."""
+    conn, graph, config = _open(data_dir)
+    try:
+        state = graph.get_state(config)
+        print(f"  found thread {THREAD_ID!r} waiting at {list(state.next)}")
+        values = state.values
+        print(f"  restored: reviewer is {type(values['reviewer']).__name__}, "
+              f"processed is list[{type(values['processed'][0]).__name__}], "
+              f"started_at is in {values['started_at'].tzinfo}, "
+              f"scores is {type(values['scores']).__name__}[{values['scores'].dtype}]")
+        expected = processing_result(values["doc_ids"])
+        exact = all(type(values[k]) is type(v) and repr(values[k]) == repr(v) for k, v in expected.items())
+        print(f"  restored state equals what process_docs wrote (types included): {'yes' if exact else 'NO'}")
+        graph.invoke(Command(resume="yes"), config)
+    finally:
+        conn.close()
+
+
+def phase_history(data_dir: Path) -> None:
+    """Print the thread's checkpoints, oldest first."""
+    conn, graph, config = _open(data_dir)
+    try:
+        history = list(graph.get_state_history(config))[::-1]
+        print(f"  {len(history)} checkpoints for thread {THREAD_ID!r} (oldest first):")
+        print(f"  {'step':>4}  {'checkpoint id':<36}  {'next':<14}  values")
+        for snap in history:
+            cid = snap.config["configurable"]["checkpoint_id"]
+            nxt = ",".join(snap.next) or "-"
+            print(f"  {snap.metadata.get('step', '?'):>4}  {cid:<36}  {nxt:<14}  {_short(snap.values)}")
+        final = history[-1].values
+        print(f"  final result: {final.get('result')!r}")
+    finally:
+        conn.close()
+
+
+def _short(values: dict[str, Any]) -> str:
+    parts = []
+    for key, value in values.items():
+        if isinstance(value, np.ndarray):
+            text = f"ndarray{list(value.shape)}"
+        elif isinstance(value, pydantic.BaseModel):
+            text = f"{type(value).__name__}({getattr(value, 'name', '')})"
+        elif isinstance(value, list) and value and dataclasses.is_dataclass(value[0]):
+            text = f"{len(value)}x{type(value[0]).__name__}"
+        elif isinstance(value, datetime):
+            text = value.isoformat(timespec="minutes")
+        else:
+            text = repr(value)
+        parts.append(f"{key}={text}")
+    return " ".join(parts) or "(empty)"
+
+
+def _run_child(phase: str, data_dir: Path) -> None:
+    cmd = [sys.executable, "-m", "serde_kit.demo", "--phase", phase, "--data-dir", str(data_dir)]
+    done = subprocess.run(cmd, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"error: the {phase} phase failed (exit code {done.returncode})")
+
+
+def run_story(data_dir: Path) -> None:
+    """The whole demo: fresh database, start process, resume process, history."""
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True)
+    print(f"serde_kit demo: document review on SQLite ({data_dir / DB_NAME})")
+    print("graph: process_docs -> human_review (interrupt) -> finalize\n")
+
+    print("1) first process: run until the human review")
+    _run_child("start", data_dir)
+    print("\n2) second process: resume with Command(resume='yes')")
+    _run_child("resume", data_dir)
+
+    runs = (data_dir / RUN_LOG).read_text(encoding="utf-8").splitlines()
+    counts = {node: sum(1 for line in runs if line.split()[0] == node)
+              for node in ("process_docs", "human_review", "finalize")}
+    print("\n3) node executions across both processes:")
+    for node, count in counts.items():
+        pids = sorted({line.split("pid=")[1] for line in runs if line.split()[0] == node})
+        print(f"  {node:<13} ran {count} time(s) (pid {', '.join(pids)})")
+    print("  process_docs did not run again after the restart"
+          if counts["process_docs"] == 1 else "  WARNING: process_docs ran again!")
+    print("  (human_review runs twice: LangGraph re-enters the interrupted node on resume)")
+
+    print("\n4) state history")
+    phase_history(data_dir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m serde_kit.demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--phase", choices=["all", "start", "resume", "history"], default="all",
+                        help="run one step only (the default runs the whole story)")
+    parser.add_argument("--data-dir", type=Path, default=Path("demo-data"),
+                        help="where the SQLite file lives (default: ./demo-data, recreated by --phase all)")
+    args = parser.parse_args(argv)
+    data_dir: Path = args.data_dir.resolve()
+    if args.phase == "all":
+        run_story(data_dir)
+    elif args.phase == "start":
+        phase_start(data_dir)
+    elif args.phase == "resume":
+        phase_resume(data_dir)
+    else:
+        phase_history(data_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    # Run main() from the module imported under its real name, so the state
+    # types are stored as "serde_kit.demo.Reviewer", not "__main__.Reviewer".
+    from serde_kit.demo import main as _main
+
+    sys.exit(_main())
