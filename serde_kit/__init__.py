@@ -1,1 +1,41 @@
 """serde_kit: safe, exact, fast serialization and operable encryption for LangGraph savers."""
+
+from .allowlist import Allowlist as Allowlist
+from .errors import (
+    BlockedTypeError as BlockedTypeError,
+    ConfigError as ConfigError,
+    CryptoError as CryptoError,
+    DecodeError as DecodeError,
+    DecryptionError as DecryptionError,
+    EncodeError as EncodeError,
+    KeyringError as KeyringError,
+    LenientDecodeWarning as LenientDecodeWarning,
+    MalformedDataError as MalformedDataError,
+    PlaintextRefusedError as PlaintextRefusedError,
+    RebuildError as RebuildError,
+    SerdeError as SerdeError,
+    SerdeWarning as SerdeWarning,
+    UnknownKeyError as UnknownKeyError,
+    UnknownTagError as UnknownTagError,
+)
+from .serializer import Serializer as Serializer
+
+__all__ = [
+    "Allowlist",
+    "BlockedTypeError",
+    "ConfigError",
+    "CryptoError",
+    "DecodeError",
+    "DecryptionError",
+    "EncodeError",
+    "KeyringError",
+    "LenientDecodeWarning",
+    "MalformedDataError",
+    "PlaintextRefusedError",
+    "RebuildError",
+    "SerdeError",
+    "SerdeWarning",
+    "Serializer",
+    "UnknownKeyError",
+    "UnknownTagError",
+]

@@ -1,0 +1,79 @@
+"""LangGraph's own control types: ``Send`` and ``_DeltaSnapshot``.
+
+LangGraph checks their exact classes at run time, so when langgraph is
+installed they come back as LangGraph's classes. Without langgraph, a delta
+snapshot comes back as serde_kit's :class:`DeltaSnapshot` stand-in and a
+``Send`` cannot be rebuilt (there is nothing to send it to).
+Interrupt, Command, Overwrite and Item are dataclasses / plain classes and go
+through the generic writers.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+from ormsgpack import Ext
+
+from . import codes
+from .stdlib import EncodeFn, RebuildFn, _expect
+
+
+class DeltaSnapshot(NamedTuple):
+    """Stand-in for langgraph's ``_DeltaSnapshot`` when langgraph is not installed."""
+
+    value: Any
+
+
+def _delta_class() -> type:
+    try:
+        from langgraph.checkpoint.serde.types import _DeltaSnapshot
+    except ImportError:
+        return DeltaSnapshot
+    return _DeltaSnapshot
+
+
+def _delta(obj: Any, call: Any) -> Ext:
+    return Ext(codes.DELTA_SNAPSHOT, call.pack(obj.value))
+
+
+def _send(obj: Any, call: Any) -> Ext:
+    args = [obj.node, obj.arg]
+    timeout = getattr(obj, "timeout", None)
+    if timeout is not None:
+        args.append(timeout)
+    return Ext(codes.CONSTRUCTOR_POS_ARGS, call.pack(["langgraph.types", "Send", args]))
+
+
+def resolve(cls: type) -> EncodeFn | None:
+    if cls is DeltaSnapshot:
+        return _delta
+    types_module = sys.modules.get("langgraph.checkpoint.serde.types")
+    if types_module is not None and cls is getattr(types_module, "_DeltaSnapshot", None):
+        return _delta
+    lg_types = sys.modules.get("langgraph.types")
+    if lg_types is not None and cls is getattr(lg_types, "Send", None):
+        return _send
+    return None
+
+
+def rebuild_delta(value: Any) -> Any:
+    return _delta_class()(value)
+
+
+def _rebuild_send(env: list) -> Any:
+    try:
+        from langgraph.types import Send
+    except ImportError:
+        raise TypeError("this value holds a langgraph Send; install langgraph to read it") from None
+    args = _expect(env[2], list, "Send args")
+    if len(args) == 2:
+        return Send(args[0], args[1])
+    if len(args) == 3:
+        return Send(args[0], args[1], timeout=args[2])
+    raise ValueError("Send payload must be [node, arg] or [node, arg, timeout]")
+
+
+REBUILDERS: dict[tuple[int, str, str], RebuildFn] = {
+    (codes.CONSTRUCTOR_POS_ARGS, "langgraph.types", "Send"): _rebuild_send,
+}

@@ -1,0 +1,142 @@
+"""numpy arrays (ext 6) and numpy scalars.
+
+Arrays are written as the stock format does: ``[dtype, shape, order, buffer]``.
+``dtype`` is ``dtype.str`` except for structured dtypes, which ``dtype.str``
+would flatten to ``|V<n>``: those are written as numpy's dict form
+(names/formats/offsets/itemsize), which both ``numpy.dtype`` and the stock
+reader accept, so field names survive. Arrays come back writable, in the
+memory order they had (C or F; non-contiguous arrays come back C-ordered).
+
+numpy is optional: nothing here imports it until an array is read, and
+arrays are recognised through the numpy module the application imported.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ormsgpack import Ext
+
+from ..allowlist import NUMPY_SCALARS
+from ..errors import EncodeError
+from . import codes
+from .stdlib import EncodeFn, RebuildFn
+
+
+def dtype_spec(dtype: Any) -> str | dict:
+    """A msgpack-friendly description of ``dtype`` that ``numpy.dtype()`` turns back into it."""
+    if dtype.hasobject:
+        raise EncodeError(
+            "numpy arrays holding Python objects (dtype=object) cannot be stored faithfully: "
+            "they are memory addresses; convert to a typed dtype or to a list"
+        )
+    if dtype.fields is not None:
+        names = list(dtype.names)
+        if any(len(dtype.fields[name]) > 2 for name in names):
+            raise EncodeError("numpy structured dtypes with field titles are not supported")
+        return {
+            "names": names,
+            "formats": [dtype_spec(dtype.fields[name][0]) for name in names],
+            "offsets": [dtype.fields[name][1] for name in names],
+            "itemsize": dtype.itemsize,
+        }
+    if dtype.subdtype is not None:
+        base, shape = dtype.subdtype
+        if base.fields is not None or base.subdtype is not None:
+            raise EncodeError("numpy sub-array fields of structured dtypes are not supported")
+        return f"{tuple(shape)}{base.str}"
+    return dtype.str
+
+
+def _ndarray(obj: Any, call: Any) -> Ext:
+    if type(obj) is not sys.modules["numpy"].ndarray:
+        raise EncodeError(
+            f"numpy array subclass {type(obj).__qualname__} cannot be stored faithfully; "
+            "store numpy.asarray(value)"
+        )
+    spec = dtype_spec(obj.dtype)
+    if obj.dtype.itemsize == 0 or obj.size == 0:
+        order, buf = "C", b""
+    elif obj.flags.c_contiguous:
+        order, buf = "C", memoryview(obj.reshape(-1).view("u1"))
+    elif obj.flags.f_contiguous:
+        order, buf = "F", memoryview(obj.T.reshape(-1).view("u1"))
+    else:
+        order, buf = "C", obj.tobytes()
+    return Ext(codes.NUMPY_ARRAY, call.pack([spec, list(obj.shape), order, buf]))
+
+
+def _scalar(obj: Any, call: Any) -> Ext:
+    name = type(obj).__name__
+    if name not in NUMPY_SCALARS:
+        raise EncodeError(f"numpy scalar type {name} is not supported")
+    # .item() is exact for these; longdouble and the time/text kinds go as 0-d arrays.
+    exact_item = obj.dtype.kind in "biufc" and name not in ("longdouble", "clongdouble")
+    arg = obj.item() if exact_item else sys.modules["numpy"].asarray(obj)
+    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, call.pack(["numpy", name, arg]))
+
+
+def resolve(cls: type) -> EncodeFn | None:
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    if issubclass(cls, np.ndarray):
+        return _ndarray
+    if issubclass(cls, np.generic):
+        return _scalar
+    return None
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
+        raise TypeError("this value holds a numpy array; install numpy (pip install 'serde-kit[numpy]')") from None
+    return numpy
+
+
+def rebuild_array(env: Any) -> Any:
+    """Build a writable ndarray from a decoded ext 6 payload."""
+    if not isinstance(env, list) or len(env) != 4:
+        raise ValueError("numpy payload must be [dtype, shape, order, buffer]")
+    spec, shape, order, buf = env
+    np = _numpy()
+    if not isinstance(spec, (str, dict)):
+        raise ValueError("numpy dtype must be a string or a dict")
+    dtype = np.dtype(spec)
+    if dtype.hasobject:
+        raise ValueError("refusing a numpy object dtype: it would read raw memory addresses")
+    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+        raise ValueError("numpy shape must be a list of non-negative integers")
+    if order not in ("C", "F"):
+        raise ValueError(f"numpy order must be 'C' or 'F', not {order!r}")
+    if not isinstance(buf, bytes):
+        raise ValueError("numpy buffer must be bytes")
+    count = 1
+    for n in shape:
+        count *= n
+    if len(buf) != count * dtype.itemsize:
+        raise ValueError(
+            f"numpy buffer holds {len(buf)} bytes, shape {shape} of {dtype} needs {count * dtype.itemsize}"
+        )
+    if count == 0 or dtype.itemsize == 0:
+        return np.empty(shape, dtype=dtype, order=order)
+    return np.frombuffer(buf, dtype=dtype).reshape(shape, order=order).copy(order="K")
+
+
+def rebuild_scalar(env: list) -> Any:
+    np = _numpy()
+    scalar_type = getattr(np, env[1])  # env[1] was checked against NUMPY_SCALARS
+    arg = env[2]
+    if isinstance(arg, np.ndarray):
+        if arg.shape != () or arg.dtype.type is not scalar_type:
+            raise ValueError(f"expected a 0-d {env[1]} array")
+        return arg[()]
+    if type(arg) not in (bool, int, float, complex):
+        raise TypeError(f"numpy.{env[1]} needs a number, got {type(arg).__name__}")
+    return scalar_type(arg)
+
+
+def scalar_rebuilders() -> dict[tuple[int, str, str], RebuildFn]:
+    return {(codes.CONSTRUCTOR_SINGLE_ARG, "numpy", name): rebuild_scalar for name in NUMPY_SCALARS}

@@ -1,0 +1,389 @@
+"""Standard-library value types: how each is written, and how each is rebuilt.
+
+Writers return ``ormsgpack.Ext``; the payload is packed by ``call.pack`` so
+nested values go through the same encoder. Envelopes are lists, never tuples:
+a tuple would itself be written as an ext (tuples round-trip exactly).
+
+Rebuilders take the decoded envelope list and return the value. They are
+looked up in :data:`REBUILDERS` by ``(ext code, module, name)``: a fixed table,
+so no module is imported and no attribute is fetched by a name from the data.
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import decimal
+import fractions
+import ipaddress
+import pathlib
+import re
+import uuid
+import zoneinfo
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta, timezone
+from typing import Any
+
+from ormsgpack import Ext
+
+from ..errors import EncodeError
+from . import codes
+
+EncodeFn = Callable[[Any, Any], Ext]
+RebuildFn = Callable[[list], Any]
+
+ENCODERS: dict[type, EncodeFn] = {}
+REBUILDERS: dict[tuple[int, str, str], RebuildFn] = {}
+
+
+def _ext(call: Any, code: int, *envelope: Any) -> Ext:
+    return Ext(code, call.pack(list(envelope)))
+
+
+# --- containers and numbers -------------------------------------------------
+
+
+def _tuple(obj: tuple, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple", list(obj))
+
+
+def _set(obj: set | frozenset, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", type(obj).__name__, list(obj))
+
+
+def _deque(obj: collections.deque, call: Any) -> Ext:
+    if obj.maxlen is None:
+        return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque", list(obj))
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "collections", "deque", [list(obj), obj.maxlen])
+
+
+def _mapping(obj: dict, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "collections", type(obj).__name__, dict(obj))
+
+
+def _int(obj: int, call: Any) -> Ext:
+    # Beyond 64 bits. Hex, because int(str) refuses more than 4300 decimal digits.
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "builtins", "int", [format(obj, "x"), 16])
+
+
+def _complex(obj: complex, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "builtins", "complex", [obj.real, obj.imag])
+
+
+def _fraction(obj: fractions.Fraction, call: Any) -> Ext:
+    return _ext(
+        call, codes.CONSTRUCTOR_POS_ARGS, "fractions", "Fraction", [obj.numerator, obj.denominator]
+    )
+
+
+def _decimal(obj: decimal.Decimal, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "decimal", "Decimal", str(obj))
+
+
+def _uuid(obj: uuid.UUID, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID", obj.hex)
+
+
+ENCODERS.update(
+    {
+        tuple: _tuple,
+        set: _set,
+        frozenset: _set,
+        collections.deque: _deque,
+        collections.OrderedDict: _mapping,
+        collections.Counter: _mapping,
+        int: _int,
+        complex: _complex,
+        fractions.Fraction: _fraction,
+        decimal.Decimal: _decimal,
+        uuid.UUID: _uuid,
+    }
+)
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    if not isinstance(value, kind):
+        raise TypeError(f"{what} must be {getattr(kind, '__name__', kind)}, not {type(value).__name__}")
+    return value
+
+
+def _rebuild_int(env: list) -> int:
+    digits, base = _expect(env[2], list, "args")
+    if base != 16 or not isinstance(digits, str):
+        raise ValueError("big int payload must be [hex digits, 16]")
+    return int(digits, 16)
+
+
+def _rebuild_deque_args(env: list) -> collections.deque:
+    items, maxlen = _expect(env[2], list, "args")
+    return collections.deque(_expect(items, list, "items"), maxlen)
+
+
+REBUILDERS.update(
+    {
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple"): lambda env: tuple(_expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(_expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(_expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque"): lambda env: collections.deque(_expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_POS_ARGS, "collections", "deque"): _rebuild_deque_args,
+        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "OrderedDict"): lambda env: collections.OrderedDict(_expect(env[2], dict, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "Counter"): lambda env: collections.Counter(_expect(env[2], dict, "counts")),
+        (codes.CONSTRUCTOR_POS_ARGS, "builtins", "int"): _rebuild_int,
+        (codes.CONSTRUCTOR_POS_ARGS, "builtins", "complex"): lambda env: complex(*_numbers(env[2], 2)),
+        (codes.CONSTRUCTOR_POS_ARGS, "fractions", "Fraction"): lambda env: fractions.Fraction(*_ints(env[2], 2)),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "decimal", "Decimal"): lambda env: decimal.Decimal(_expect(env[2], str, "Decimal text")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: uuid.UUID(hex=_expect(env[2], str, "UUID hex")),
+    }
+)  # fmt: skip
+
+
+def _numbers(args: Any, count: int) -> list:
+    if not isinstance(args, list) or len(args) != count:
+        raise TypeError(f"expected {count} numbers")
+    for value in args:
+        if type(value) not in (int, float):
+            raise TypeError(f"expected a number, got {type(value).__name__}")
+    return args
+
+
+def _ints(args: Any, count: int) -> list:
+    if not isinstance(args, list) or len(args) != count or any(type(v) is not int for v in args):
+        raise TypeError(f"expected {count} integers")
+    return args
+
+
+# --- date and time ----------------------------------------------------------
+
+
+def _iso_is_exact(tz: Any, fold: int) -> bool:
+    # isoformat() keeps the offset but not a ZoneInfo key, a timezone name or fold.
+    return fold == 0 and (
+        tz is None or (type(tz) is timezone and len(tz.__getinitargs__()) == 1)  # type: ignore[attr-defined]
+    )
+
+
+def _datetime(obj: datetime, call: Any) -> Ext:
+    if _iso_is_exact(obj.tzinfo, obj.fold):
+        return _ext(
+            call, codes.METHOD_SINGLE_ARG, "datetime", "datetime", obj.isoformat(), "fromisoformat"
+        )
+    # Keyword form: the stock reader builds it too (datetime is in its safe set) and
+    # the tzinfo (ZoneInfo key, timezone name) and fold survive.
+    return _ext(
+        call,
+        codes.CONSTRUCTOR_KW_ARGS,
+        "datetime",
+        "datetime",
+        {
+            "year": obj.year,
+            "month": obj.month,
+            "day": obj.day,
+            "hour": obj.hour,
+            "minute": obj.minute,
+            "second": obj.second,
+            "microsecond": obj.microsecond,
+            "tzinfo": obj.tzinfo,
+            "fold": obj.fold,
+        },
+    )
+
+
+def _date(obj: date, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "datetime", "date", [obj.year, obj.month, obj.day])
+
+
+def _time(obj: time, call: Any) -> Ext:
+    return _ext(
+        call,
+        codes.CONSTRUCTOR_KW_ARGS,
+        "datetime",
+        "time",
+        {
+            "hour": obj.hour,
+            "minute": obj.minute,
+            "second": obj.second,
+            "microsecond": obj.microsecond,
+            "tzinfo": obj.tzinfo,
+            "fold": obj.fold,
+        },
+    )
+
+
+def _timedelta(obj: timedelta, call: Any) -> Ext:
+    return _ext(
+        call, codes.CONSTRUCTOR_POS_ARGS, "datetime", "timedelta", [obj.days, obj.seconds, obj.microseconds]
+    )
+
+
+def _timezone(obj: timezone, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "datetime", "timezone", list(obj.__getinitargs__()))  # type: ignore[attr-defined]
+
+
+def _zoneinfo(obj: zoneinfo.ZoneInfo, call: Any) -> Ext:
+    if obj.key is None:
+        raise EncodeError("a ZoneInfo built from a file has no key to store; use ZoneInfo(key)")
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo", obj.key)
+
+
+ENCODERS.update(
+    {
+        datetime: _datetime,
+        date: _date,
+        time: _time,
+        timedelta: _timedelta,
+        timezone: _timezone,
+        zoneinfo.ZoneInfo: _zoneinfo,
+    }
+)
+
+_TIME_KEYS = frozenset({"hour", "minute", "second", "microsecond", "tzinfo", "fold"})
+_DATETIME_KEYS = _TIME_KEYS | {"year", "month", "day"}
+
+
+def _kwargs(env: list, allowed: frozenset[str]) -> dict:
+    kwargs = _expect(env[2], dict, "kwargs")
+    unknown = set(kwargs) - allowed
+    if unknown:
+        raise TypeError(f"unexpected fields {sorted(map(str, unknown))}")
+    return kwargs
+
+
+def _tzinfo_ok(kwargs: dict) -> dict:
+    tz = kwargs.get("tzinfo")
+    if tz is not None and type(tz) not in (timezone, zoneinfo.ZoneInfo):
+        raise TypeError(f"tzinfo must be a timezone or ZoneInfo, not {type(tz).__name__}")
+    return kwargs
+
+
+def _zone(env: list) -> zoneinfo.ZoneInfo:
+    key = _expect(env[2], str, "zone key")
+    try:
+        return zoneinfo.ZoneInfo(key)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {key!r}: install tzdata or fix the data") from exc
+
+
+def _fromisoformat(cls: type) -> RebuildFn:
+    return lambda env: cls.fromisoformat(_expect(env[2], str, "ISO text"))  # type: ignore[attr-defined]
+
+
+REBUILDERS.update(
+    {
+        (codes.METHOD_SINGLE_ARG, "datetime", "datetime"): _fromisoformat(datetime),
+        (codes.CONSTRUCTOR_KW_ARGS, "datetime", "datetime"): lambda env: datetime(**_tzinfo_ok(_kwargs(env, _DATETIME_KEYS))),
+        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "date"): lambda env: date(*_ints(env[2], 3)),
+        (codes.CONSTRUCTOR_KW_ARGS, "datetime", "time"): lambda env: time(**_tzinfo_ok(_kwargs(env, _TIME_KEYS))),
+        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timedelta"): lambda env: timedelta(*_ints(env[2], 3)),
+        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timezone"): lambda env: timezone(*_expect(env[2], list, "args")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo"): _zone,
+    }
+)  # fmt: skip
+
+#: ext code 3 methods: the only ``(module, name, method)`` triples ever dispatched.
+METHODS: dict[tuple[str, str, str], RebuildFn] = {
+    ("datetime", "datetime", "fromisoformat"): _fromisoformat(datetime),
+    ("datetime", "date", "fromisoformat"): _fromisoformat(date),
+    ("datetime", "time", "fromisoformat"): _fromisoformat(time),
+}
+
+
+# --- addresses, paths, patterns ---------------------------------------------
+
+
+def _by_str(obj: Any, call: Any) -> Ext:
+    cls = type(obj)
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, cls.__module__, cls.__name__, str(obj))
+
+
+def _path(obj: pathlib.PurePath, call: Any) -> Ext:
+    cls = type(obj)
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, cls.__module__, cls.__name__, list(obj.parts))
+
+
+def _pattern(obj: re.Pattern, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "re", "compile", [obj.pattern, obj.flags])
+
+
+_IP_TYPES = (
+    ipaddress.IPv4Address,
+    ipaddress.IPv4Interface,
+    ipaddress.IPv4Network,
+    ipaddress.IPv6Address,
+    ipaddress.IPv6Interface,
+    ipaddress.IPv6Network,
+)
+_PATH_TYPES = (
+    pathlib.Path,
+    pathlib.PosixPath,
+    pathlib.WindowsPath,
+    pathlib.PurePath,
+    pathlib.PurePosixPath,
+    pathlib.PureWindowsPath,
+)
+ENCODERS.update({cls: _by_str for cls in _IP_TYPES})
+ENCODERS.update({cls: _path for cls in _PATH_TYPES})
+ENCODERS[re.Pattern] = _pattern
+
+
+def _rebuild_path(cls: type) -> RebuildFn:
+    def rebuild(env: list) -> Any:
+        parts = _expect(env[2], list, "path parts")
+        if not all(isinstance(part, str) for part in parts):
+            raise TypeError("path parts must be strings")
+        return cls(*parts)
+
+    return rebuild
+
+
+def _rebuild_pattern(env: list) -> re.Pattern:
+    pattern, flags = _expect(env[2], list, "args")
+    if not isinstance(pattern, (str, bytes)) or type(flags) is not int:
+        raise TypeError("re.compile payload must be [pattern, flags]")
+    return re.compile(pattern, flags)
+
+
+REBUILDERS.update(
+    {
+        (codes.CONSTRUCTOR_SINGLE_ARG, "ipaddress", cls.__name__): (
+            lambda env, cls=cls: cls(_expect(env[2], str, "address"))
+        )
+        for cls in _IP_TYPES
+    }
+)
+for _module in ("pathlib", "pathlib._local"):
+    for _cls in _PATH_TYPES:
+        REBUILDERS[(codes.CONSTRUCTOR_POS_ARGS, _module, _cls.__name__)] = _rebuild_path(_cls)
+REBUILDERS[(codes.CONSTRUCTOR_POS_ARGS, "re", "compile")] = _rebuild_pattern
+
+
+# --- builtin exceptions -----------------------------------------------------
+
+BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
+    name: obj
+    for name, obj in vars(builtins).items()
+    if isinstance(obj, type) and issubclass(obj, BaseException)
+}
+
+
+def _exception(obj: BaseException, call: Any) -> Ext:
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "builtins", type(obj).__name__, list(obj.args))
+
+
+def _exception_repr(obj: BaseException, call: Any) -> Any:
+    # LangGraph stores a failing node's exception as a pending write; refusing it
+    # would mask the user's error. Like the stock writer, keep its repr.
+    return repr(obj)
+
+
+for _name, _cls in BUILTIN_EXCEPTIONS.items():
+    ENCODERS[_cls] = _exception
+    REBUILDERS[(codes.CONSTRUCTOR_POS_ARGS, "builtins", _name)] = (
+        lambda env, cls=_cls: cls(*_expect(env[2], list, "exception args"))
+    )
+
+
+def resolve(cls: type) -> EncodeFn | None:
+    """Writer for stdlib types matched by subclass rather than exact type."""
+    if issubclass(cls, BaseException):
+        return _exception_repr
+    return None

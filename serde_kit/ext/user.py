@@ -1,0 +1,105 @@
+"""User-defined classes: enums, namedtuples, dataclasses and plain constructors.
+
+These are written with the class's ``(module, qualname)`` and rebuilt by
+importing that class, which the decoder does only after the allowlist said yes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+from ormsgpack import Ext
+
+from ..errors import EncodeError
+from . import codes
+from .stdlib import EncodeFn, RebuildFn, _expect
+
+
+def importable_key(cls: type) -> tuple[str, str]:
+    """``(module, qualname)`` for ``cls``; EncodeError when it could not be imported back."""
+    module, qualname = cls.__module__, cls.__qualname__
+    if "<locals>" in qualname:
+        raise EncodeError(
+            f"{module}.{qualname} is defined inside a function, so it cannot be imported "
+            "when the value is read back; move the class to module level"
+        )
+    return module, qualname
+
+
+def _enum(cls: type) -> EncodeFn:
+    module, name = importable_key(cls)
+    return lambda obj, call: Ext(codes.CONSTRUCTOR_SINGLE_ARG, call.pack([module, name, obj.value]))
+
+
+def _namedtuple(cls: type) -> EncodeFn:
+    module, name = importable_key(cls)
+    fields = cls._fields  # type: ignore[attr-defined]
+    return lambda obj, call: Ext(
+        codes.CONSTRUCTOR_KW_ARGS, call.pack([module, name, dict(zip(fields, obj))])
+    )
+
+
+def _dataclass(cls: type) -> EncodeFn:
+    module, name = importable_key(cls)
+    names = [field.name for field in dataclasses.fields(cls)]
+    missing = object()
+
+    def encode(obj: Any, call: Any) -> Ext:
+        values = {}
+        for field_name in names:
+            value = getattr(obj, field_name, missing)
+            if value is not missing:
+                values[field_name] = value
+        return Ext(codes.CONSTRUCTOR_KW_ARGS, call.pack([module, name, values]))
+
+    return encode
+
+
+def resolve(cls: type) -> EncodeFn | None:
+    """Writer for an enum, namedtuple or dataclass, or None."""
+    if issubclass(cls, enum.Enum):
+        return _enum(cls)
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        return _namedtuple(cls)
+    if dataclasses.is_dataclass(cls):
+        return _dataclass(cls)
+    return None
+
+
+def rebuilder(code: int, cls: Any) -> RebuildFn:
+    """How to construct an imported, allowed ``cls`` from an ext ``code`` envelope."""
+    if code == codes.CONSTRUCTOR_SINGLE_ARG:
+        return lambda env: cls(env[2])
+    if code == codes.CONSTRUCTOR_POS_ARGS:
+        return lambda env: cls(*_expect(env[2], list, "args"))
+    if code != codes.CONSTRUCTOR_KW_ARGS:
+        raise TypeError(f"ext code {code} cannot construct {cls!r}")
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+        return _dataclass_rebuilder(cls)
+    return lambda env: cls(**_str_keys(env[2]))
+
+
+def _str_keys(kwargs: Any) -> dict:
+    kwargs = _expect(kwargs, dict, "kwargs")
+    if not all(isinstance(key, str) for key in kwargs):
+        raise TypeError("keyword names must be strings")
+    return kwargs
+
+
+def _dataclass_rebuilder(cls: type) -> RebuildFn:
+    # The constructor runs (so __post_init__ checks still apply); fields with
+    # init=False are then restored as stored.
+    later = frozenset(field.name for field in dataclasses.fields(cls) if not field.init)
+
+    def rebuild(env: list) -> Any:
+        kwargs = _str_keys(env[2])
+        if not later:
+            return cls(**kwargs)
+        obj = cls(**{k: v for k, v in kwargs.items() if k not in later})
+        for key in later & kwargs.keys():
+            object.__setattr__(obj, key, kwargs[key])
+        return obj
+
+    return rebuild

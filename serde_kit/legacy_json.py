@@ -1,0 +1,97 @@
+"""Read path for ``json`` rows, written by LangGraph before it moved to msgpack.
+
+Those rows hold LangChain envelopes: ``{"lc": 2, "type": "constructor", "id":
+[*module, name], "args": [...], "kwargs": {...}, "method": ...}`` for general
+objects and ``{"lc": 1, ...}`` for langchain-core objects such as messages.
+lc:2 envelopes go through serde_kit's allowlist; a ``method`` is honoured only
+from the fixed table (``datetime.fromisoformat`` and friends). lc:1 envelopes
+are revived by langchain-core's own reviver restricted to message classes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import DecodeError, MalformedDataError, RebuildError, SerdeError
+from .decoder import _Blocked, _import
+
+
+def loads_json(data: bytes, decoder: Any) -> Any:
+    """Decode a legacy ``json`` row with ``decoder``'s allowlist and leniency."""
+    state: dict[str, Any] = {}
+
+    def hook(value: dict) -> Any:
+        try:
+            lc = value.get("lc")
+            if lc == 2 and value.get("type") == "constructor" and isinstance(value.get("id"), list):
+                return _revive_lc2(value, decoder)
+            if lc == 1 and value.get("type") in ("constructor", "secret", "not_implemented"):
+                return _revive_lc1(value)
+            return value
+        except SerdeError as exc:
+            state.setdefault("error", exc)
+            raise
+
+    try:
+        return json.loads(data, object_hook=hook)
+    except SerdeError:
+        raise
+    except (ValueError, TypeError, RecursionError) as exc:
+        if "error" in state:
+            raise state["error"] from None
+        raise MalformedDataError(f"legacy json row is not valid JSON: {exc}") from None
+
+
+def _revive_lc2(value: dict, decoder: Any) -> Any:
+    ident = value["id"]
+    if len(ident) < 2 or not all(isinstance(part, str) for part in ident):
+        raise MalformedDataError(f"lc:2 envelope has an invalid id {ident!r}")
+    module, name = ".".join(ident[:-1]), ident[-1]
+    args = value.get("args") or []
+    kwargs = value.get("kwargs") or {}
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise MalformedDataError(f"lc:2 envelope for {module}.{name} has malformed args/kwargs")
+    method = value.get("method")
+    if isinstance(method, list):  # the old writer's [None, "construct"] meant "the constructor"
+        method = method[0] if method else None
+    if method is not None:
+        rebuild = decoder.rebuilder(3, module, name, method)
+        env = [module, name, args[0] if args else None, method]
+    else:
+        rebuild = decoder.rebuilder(2, module, name, None)
+        env = [module, name, kwargs or args]
+    if isinstance(rebuild, _Blocked):
+        if decoder.lenient:
+            return decoder.lenient_payload(rebuild, env)
+        raise rebuild.error
+    try:
+        if method is not None:
+            return rebuild(env)
+        return _import(module, name)(*args, **kwargs)
+    except SerdeError:
+        raise
+    except Exception as exc:
+        raise RebuildError(
+            f"legacy json {module}.{name} could not be rebuilt: {type(exc).__name__}: {exc}",
+            module=module,
+            name=name,
+        ) from exc
+
+
+def _revive_lc1(value: dict) -> Any:
+    try:
+        from langchain_core.load.load import Reviver
+    except ImportError:
+        raise DecodeError(
+            "this legacy json row holds langchain-core objects; install langchain-core to read it"
+        ) from None
+    try:
+        return Reviver(allowed_objects="messages")(value)
+    except Exception as exc:
+        ident = value.get("id")
+        raise RebuildError(
+            f"legacy langchain object {ident!r} could not be revived: {type(exc).__name__}: {exc}",
+            module=".".join(map(str, ident[:-1])) if isinstance(ident, list) else "?",
+            name=str(ident[-1]) if isinstance(ident, list) and ident else "?",
+        ) from exc

@@ -1,0 +1,128 @@
+"""The :class:`Serializer`: LangGraph's ``SerializerProtocol``, safe by default and exact."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from . import _pickle
+from .allowlist import Allowlist, AllowEntry
+from .decoder import Decoder
+from .encoder import Encoder
+from .errors import EncodeError, MalformedDataError, UnknownTagError
+from .legacy_json import loads_json
+
+__all__ = ["Serializer"]
+
+_EMPTY = b""
+
+
+class Serializer:
+    """Turns checkpoint values into ``(type tag, bytes)`` and back, in the stock LangGraph format.
+
+    Pass it to any saver: ``SqliteSaver(conn, serde=Serializer(allow=[MyState]))``.
+
+    - ``allow``: extra classes, ``(module, qualname)`` pairs or ``"module:QualName"``
+      strings that may be decoded, on top of ``allowlist``.
+    - ``allowlist``: the base :class:`Allowlist`; default ``Allowlist.from_env()``
+      (the curated safe set plus ``SERDE_KIT_ALLOW`` / ``SERDE_KIT_ALLOW_FILE``).
+    - ``lenient``: return the raw stored fields, with a :class:`LenientDecodeWarning`
+      once per type, instead of raising for a blocked or unbuildable type.
+    - ``pickle_fallback``: write values msgpack cannot hold with pickle and read
+      ``pickle`` rows. Unpickling runs code named by the data: trusted data only.
+
+    Raises :class:`EncodeError` on dumps and :class:`DecodeError` subclasses on loads.
+    """
+
+    __slots__ = ("allowlist", "lenient", "pickle_fallback", "_encoder", "_decoder")
+
+    def __init__(
+        self,
+        *,
+        allow: Iterable[AllowEntry] = (),
+        allowlist: Allowlist | None = None,
+        lenient: bool = False,
+        pickle_fallback: bool = False,
+    ) -> None:
+        base = Allowlist.from_env() if allowlist is None else allowlist
+        extra = tuple(allow)
+        self.allowlist = base | extra if extra else base
+        self.lenient = lenient
+        self.pickle_fallback = pickle_fallback
+        self._encoder = Encoder(self.allowlist, lenient=lenient)
+        self._decoder = Decoder(self.allowlist, lenient=lenient)
+
+    def with_allow(self, *entries: AllowEntry) -> Serializer:
+        """A copy of this serializer that also allows ``entries``."""
+        return Serializer(
+            allowlist=self.allowlist | entries,
+            lenient=self.lenient,
+            pickle_fallback=self.pickle_fallback,
+        )
+
+    def dumps(self, obj: Any, /) -> bytes:
+        """msgpack bytes for ``obj`` (any value, including None and bytes)."""
+        return self._encoder.dumps(obj)
+
+    def loads(self, data: bytes, /) -> Any:
+        """The value held by msgpack ``data``."""
+        return self._decoder.loads(_as_bytes(data))
+
+    def dumps_typed(self, obj: Any, /) -> tuple[str, bytes]:
+        """``(tag, bytes)`` for ``obj``: ``null``, ``bytes``, ``bytearray`` or ``msgpack``."""
+        if obj is None:
+            return "null", _EMPTY
+        cls = type(obj)
+        if cls is bytes:
+            return "bytes", obj
+        if cls is bytearray:
+            return "bytearray", bytes(obj)
+        try:
+            return "msgpack", self._encoder.dumps(obj)
+        except EncodeError:
+            if self.pickle_fallback:
+                return "pickle", _pickle.dumps(obj)
+            raise
+
+    def loads_typed(self, data: tuple[str, bytes], /) -> Any:
+        """The value for a stored ``(tag, bytes)`` row."""
+        try:
+            tag, payload = data
+        except (TypeError, ValueError):
+            raise MalformedDataError("expected a (type tag, bytes) pair") from None
+        if tag == "msgpack":
+            return self._decoder.loads(_as_bytes(payload))
+        if tag == "null":
+            return None
+        if tag == "bytes":
+            return _as_bytes(payload)
+        if tag == "bytearray":
+            return bytearray(_as_bytes(payload))
+        if tag == "json":
+            return loads_json(_as_bytes(payload), self._decoder)
+        if tag == "pickle":
+            if not self.pickle_fallback:
+                raise UnknownTagError(
+                    "refused a 'pickle' row: unpickling runs code named by the data. If you "
+                    "trust this database, read it with Serializer(pickle_fallback=True)"
+                )
+            return _pickle.loads(_as_bytes(payload))
+        if isinstance(tag, str) and "+" in tag:
+            raise UnknownTagError(
+                f"row tag {tag!r} is encrypted; read it through serde_kit.EncryptedSerializer"
+            )
+        raise UnknownTagError(f"unknown type tag {tag!r} (expected msgpack, null, bytes, bytearray, json)")
+
+    def __repr__(self) -> str:
+        flags = "".join(
+            f", {name}=True" for name in ("lenient", "pickle_fallback") if getattr(self, name)
+        )
+        return f"Serializer(allowlist={self.allowlist!r}{flags})"
+
+
+def _as_bytes(payload: Any) -> bytes:
+    if type(payload) is bytes:
+        return payload
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        return bytes(payload)
+    raise MalformedDataError(f"stored payload must be bytes, not {type(payload).__name__}")

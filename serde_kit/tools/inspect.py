@@ -1,0 +1,601 @@
+"""Look into stored LangGraph checkpoints without running or importing any user code.
+
+Library behind ``serde-kit inspect``: list threads, show one checkpoint (channel
+values, pending writes, metadata, parent link, the nodes that run next) or a
+thread's history, and decode a single blob. Values go through
+:mod:`serde_kit.tools.render`, so ext types come back as tagged JSON and no
+module named in the data is ever imported. Encrypted rows are decrypted when a
+keyring is given and shown as ``encrypted (key id k1)`` when not.
+
+Everything here only reads: the store is opened read-only by the caller
+(:func:`serde_kit.tools.stores.open_store`), and the queries are plain SELECTs
+over the saver's own tables (layouts of langgraph-checkpoint-sqlite 3.x and
+langgraph-checkpoint-postgres 3.x).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from serde_kit.crypto import EncryptedSerializer, Keyring, RowInfo, load_keyring
+from serde_kit.crypto.keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID
+from serde_kit.errors import ConfigError, SerdeError
+from serde_kit.tools.render import render_typed
+from serde_kit.tools.stores import EMPTY_TAG, Store
+
+__all__ = [
+    "CheckpointView",
+    "RowDecoder",
+    "ThreadSummary",
+    "WriteView",
+    "decode_blob",
+    "derive_next",
+    "encrypted_marker",
+    "keyring_from_env",
+    "list_threads",
+    "show_checkpoint",
+    "task_status",
+    "thread_history",
+]
+
+
+# ---------------------------------------------------------------------------
+# decoding one stored row
+# ---------------------------------------------------------------------------
+
+
+def keyring_from_env(environ: Mapping[str, str] | None = None) -> Keyring | None:
+    """The application's keyring when one is configured, else None.
+
+    A keyring is optional for inspection: without one, encrypted rows are shown
+    by key id. A configured but broken keyring still raises
+    :class:`~serde_kit.errors.KeyringError`.
+    """
+    env = os.environ if environ is None else environ
+    if not any(env.get(v) for v in (ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR)):
+        return None
+    if env.get(ENV_VAR) or env.get(FILE_ENV_VAR):
+        return load_keyring(environ=env)
+    # Only LANGGRAPH_AES_KEY: a keyring that can read stock "+aes" rows. The
+    # placeholder primary is never used for writing (the tools here only read).
+    legacy = env[LEGACY_ENV_VAR].encode()
+    return Keyring({"inspect-none": bytes(32)}, primary="inspect-none", legacy_key=legacy)
+
+
+class _NoInner:
+    """Inner serializer stand-in: the decoder only ever decrypts to bytes."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:  # pragma: no cover - never called
+        raise TypeError("inspection never serializes")
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:  # pragma: no cover - never called
+        raise TypeError("inspection never deserializes through the inner serializer")
+
+
+class RowDecoder:
+    """Turn one stored ``(tag, blob)`` into rendered, JSON-able data.
+
+    With a keyring, ``+aesgcm`` and ``+aes`` rows are decrypted first; without
+    one (or when the key is missing) they render as an ``$encrypted`` marker.
+    Failures never raise: they render as ``{"$error": "Class: message"}`` so one
+    bad row does not hide the rest.
+    """
+
+    def __init__(self, keyring: Keyring | None = None, *, preview: int = 8) -> None:
+        self.keyring = keyring
+        self.preview = preview
+        self._serde = (
+            None
+            if keyring is None
+            else EncryptedSerializer(_NoInner(), keyring, allow_plaintext=True)
+        )
+
+    def classify(self, tag: str | None, blob: bytes | None) -> RowInfo:
+        """Header-only classification (works without a keyring)."""
+        if tag is None:
+            return RowInfo("unknown", None, None)
+        if "+" not in tag:
+            return RowInfo("plaintext", tag, None)
+        inner, _, cipher = tag.partition("+")
+        if cipher == "aesgcm":
+            from serde_kit.crypto import blob_key_id
+
+            try:
+                return RowInfo("aesgcm", inner, blob_key_id(blob or b""))
+            except SerdeError:
+                return RowInfo("unknown", inner, None)
+        if cipher == "aes":
+            return RowInfo("legacy", inner, LEGACY_KEY_ID)
+        return RowInfo("unknown", inner, None)
+
+    def decrypt(self, tag: str | None, blob: bytes | None) -> tuple[str | None, bytes | None]:
+        """``(inner_tag, inner_bytes)``; raises CryptoError/DecodeError when that is impossible."""
+        if tag is None or "+" not in tag:
+            return tag, blob
+        if self._serde is None:
+            info = self.classify(tag, blob)
+            raise _Encrypted(info)
+        return self._serde.decrypt_row((tag, blob))  # type: ignore[arg-type]
+
+    def decode(self, tag: str | None, blob: bytes | None) -> Any:
+        """Rendered value of one row (see the class docstring)."""
+        if tag == EMPTY_TAG:
+            return {"$empty": True}
+        try:
+            inner_tag, data = self.decrypt(tag, blob)
+            return render_typed((inner_tag, data), preview=self.preview)
+        except _Encrypted as e:
+            return encrypted_marker(e.info)
+        except SerdeError as e:
+            return {"$error": f"{type(e).__name__}: {e}"}
+
+    def raw(self, tag: str | None, blob: bytes | None) -> tuple[str | None, bytes | None] | None:
+        """Inner ``(tag, bytes)`` when the row can be read, else None (no detail)."""
+        try:
+            return self.decrypt(tag, blob)
+        except (_Encrypted, SerdeError):
+            return None
+
+
+class _Encrypted(Exception):
+    def __init__(self, info: RowInfo) -> None:
+        super().__init__(info.key_id)
+        self.info = info
+
+
+def encrypted_marker(info: RowInfo) -> dict[str, Any]:
+    """The placeholder shown for a row we hold no key for."""
+    marker: dict[str, Any] = {"cipher": "aes" if info.kind == "legacy" else info.kind}
+    if info.key_id is not None:
+        marker["key_id"] = info.key_id
+    if info.inner_tag is not None:
+        marker["inner_tag"] = info.inner_tag
+    return {"$encrypted": marker}
+
+
+def decode_blob(
+    blob: bytes, /, *, tag: str = "msgpack", keyring: Keyring | None = None, preview: int = 8
+) -> Any:
+    """Render one blob (e.g. pasted from a database) with its type tag.
+
+    Unlike :class:`RowDecoder`, errors raise: a wrong key or malformed bytes give
+    a typed :class:`~serde_kit.errors.SerdeError`.
+    """
+    decoder = RowDecoder(keyring, preview=preview)
+    try:
+        inner_tag, data = decoder.decrypt(tag, blob)
+    except _Encrypted as e:
+        return encrypted_marker(e.info)
+    return render_typed((inner_tag, data), preview=preview)
+
+
+# ---------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class ThreadSummary:
+    """One ``(thread_id, checkpoint_ns)`` and its newest checkpoint."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoints: int
+    last_checkpoint_id: str
+    last_step: int | None
+    last_source: str | None
+    pending_writes: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain dict for ``--json``."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class WriteView:
+    """One pending write of a checkpoint."""
+
+    task_id: str
+    task_path: str
+    idx: int
+    channel: str
+    tag: str | None
+    value: Any
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain dict for ``--json``."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class CheckpointView:
+    """A checkpoint as stored, rendered without importing user code.
+
+    ``storage`` says where each channel value lives: ``"checkpoint"`` (inside
+    the serialized checkpoint, SQLite), ``"inline"`` (plain JSONB, PostgreSQL
+    primitives) or ``"blob <tag>"`` (PostgreSQL ``checkpoint_blobs``).
+    ``next`` is derived from channel versions the way LangGraph decides which
+    nodes run (None when the data needed is encrypted); ``tasks`` gives each
+    one's status from the pending writes (done / interrupted / error / pending).
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    metadata: Any
+    checkpoint_row: dict[str, Any]
+    checkpoint: Any
+    channel_values: dict[str, Any]
+    storage: dict[str, str]
+    pending_writes: list[WriteView] = field(default_factory=list)
+    next: list[str] | None = None
+    tasks: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def step(self) -> int | None:
+        """``metadata["step"]`` when present."""
+        return self.metadata.get("step") if isinstance(self.metadata, dict) else None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain dict for ``--json``."""
+        return {
+            "thread_id": self.thread_id,
+            "checkpoint_ns": self.checkpoint_ns,
+            "checkpoint_id": self.checkpoint_id,
+            "parent_checkpoint_id": self.parent_checkpoint_id,
+            "metadata": self.metadata,
+            "row": self.checkpoint_row,
+            "checkpoint": self.checkpoint,
+            "channel_values": self.channel_values,
+            "storage": self.storage,
+            "pending_writes": [w.to_json() for w in self.pending_writes],
+            "next": self.next,
+            "tasks": self.tasks,
+        }
+
+
+# ---------------------------------------------------------------------------
+# queries
+# ---------------------------------------------------------------------------
+
+
+def _sql(store: Store, text: str) -> str:
+    return text.replace("?", "%s") if store.kind == "postgres" else text
+
+
+def _rows(store: Store, text: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+    return list(store.conn.execute(_sql(store, text), list(params)).fetchall())  # type: ignore[attr-defined]
+
+
+def _writes_table(store: Store) -> str:
+    return "writes" if store.kind == "sqlite" else "checkpoint_writes"
+
+
+def _writes_blob_column(store: Store) -> str:
+    return "value" if store.kind == "sqlite" else "blob"
+
+
+def _has_task_path(store: Store) -> bool:
+    if store.kind == "postgres":
+        return True
+    cols = {r[1] for r in _rows(store, "PRAGMA table_info(writes)")}
+    return "task_path" in cols
+
+
+def _metadata(raw: Any) -> Any:
+    """SQLite keeps metadata as JSON bytes, PostgreSQL as JSONB (already a dict)."""
+    if raw is None:
+        return {}
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        raw = bytes(raw).decode("utf-8", errors="replace")
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return {"$error": "metadata is not valid JSON"}
+    return raw
+
+
+def list_threads(store: Store, *, limit: int | None = None) -> list[ThreadSummary]:
+    """Every thread (and checkpoint namespace) with its checkpoint count and last step."""
+    wt = _writes_table(store)
+    query = f"""
+        SELECT c.thread_id, c.checkpoint_ns, c.n, c.last_id, k.metadata,
+               (SELECT count(*) FROM {wt} w WHERE w.thread_id = c.thread_id
+                  AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.last_id)
+        FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(checkpoint_id) AS last_id
+              FROM checkpoints GROUP BY thread_id, checkpoint_ns) c
+        JOIN checkpoints k ON k.thread_id = c.thread_id AND k.checkpoint_ns = c.checkpoint_ns
+             AND k.checkpoint_id = c.last_id
+        ORDER BY c.thread_id, c.checkpoint_ns"""
+    params: list[Any] = []
+    if limit is not None:
+        query += " LIMIT ?"
+        params.append(int(limit))
+    out = []
+    for thread_id, ns, n, last_id, meta, writes in _rows(store, query, params):
+        md = _metadata(meta)
+        step = md.get("step") if isinstance(md, dict) else None
+        source = md.get("source") if isinstance(md, dict) else None
+        out.append(
+            ThreadSummary(
+                str(thread_id), ns, int(n), last_id,
+                step if isinstance(step, int) else None,
+                source if isinstance(source, str) else None,
+                int(writes),
+            )
+        )  # fmt: skip
+    return out
+
+
+def _fetch_checkpoint_rows(
+    store: Store,
+    thread_id: str,
+    checkpoint_ns: str,
+    *,
+    checkpoint_id: str | None = None,
+    limit: int | None = None,
+) -> list[tuple[Any, ...]]:
+    if store.kind == "sqlite":
+        cols = "checkpoint_id, parent_checkpoint_id, metadata, type, checkpoint"
+    else:
+        cols = "checkpoint_id, parent_checkpoint_id, metadata, NULL, checkpoint"
+    query = f"SELECT {cols} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+    params: list[Any] = [thread_id, checkpoint_ns]
+    if checkpoint_id is not None:
+        query += " AND checkpoint_id = ?"
+        params.append(checkpoint_id)
+    query += " ORDER BY checkpoint_id DESC"
+    if limit is not None:
+        query += " LIMIT ?"
+        params.append(int(limit))
+    return _rows(store, query, params)
+
+
+def show_checkpoint(
+    store: Store,
+    thread_id: str,
+    *,
+    checkpoint_id: str | None = None,
+    checkpoint_ns: str = "",
+    decoder: RowDecoder | None = None,
+) -> CheckpointView:
+    """One checkpoint of a thread (the newest unless ``checkpoint_id`` is given).
+
+    Raises :class:`~serde_kit.errors.ConfigError` when the thread or checkpoint
+    does not exist.
+    """
+    decoder = decoder or RowDecoder()
+    rows = _fetch_checkpoint_rows(
+        store, thread_id, checkpoint_ns, checkpoint_id=checkpoint_id, limit=1
+    )
+    if not rows:
+        what = f"checkpoint {checkpoint_id!r} of thread" if checkpoint_id else "thread"
+        ns = f" in namespace {checkpoint_ns!r}" if checkpoint_ns else ""
+        raise ConfigError(
+            f"no {what} {thread_id!r}{ns} in {store.describe()}; "
+            "run `serde-kit inspect` without --thread to list the threads"
+        )
+    return _build_view(store, thread_id, checkpoint_ns, rows[0], decoder)
+
+
+def thread_history(
+    store: Store,
+    thread_id: str,
+    *,
+    checkpoint_ns: str = "",
+    limit: int | None = None,
+    decoder: RowDecoder | None = None,
+) -> list[CheckpointView]:
+    """A thread's checkpoints, newest first (parent links in each view)."""
+    decoder = decoder or RowDecoder()
+    rows = _fetch_checkpoint_rows(store, thread_id, checkpoint_ns, limit=limit)
+    if not rows:
+        raise ConfigError(
+            f"no thread {thread_id!r} in {store.describe()}; "
+            "run `serde-kit inspect` without --thread to list the threads"
+        )
+    return [_build_view(store, thread_id, checkpoint_ns, r, decoder) for r in rows]
+
+
+def _build_view(
+    store: Store, thread_id: str, ns: str, row: tuple[Any, ...], decoder: RowDecoder
+) -> CheckpointView:
+    checkpoint_id, parent_id, meta, tag, raw_checkpoint = row
+    storage: dict[str, str] = {}
+    if store.kind == "sqlite":
+        blob = None if raw_checkpoint is None else bytes(raw_checkpoint)
+        info = decoder.classify(tag, blob)
+        checkpoint_row = _row_info(tag, info, blob)
+        rendered = decoder.decode(tag, blob)
+        if isinstance(rendered, dict) and isinstance(rendered.get("channel_values"), dict):
+            channel_values = rendered["channel_values"]
+            skeleton = {k: v for k, v in rendered.items() if k != "channel_values"}
+            storage = {k: "checkpoint" for k in channel_values}
+        else:
+            channel_values, skeleton = {}, rendered
+    else:
+        checkpoint_row = {"storage": "jsonb (plaintext)"}
+        skeleton = dict(raw_checkpoint or {})
+        inline = skeleton.pop("channel_values", None) or {}
+        versions = skeleton.get("channel_versions") or {}
+        channel_values = {}
+        for name, value in inline.items():
+            channel_values[name] = value
+            storage[name] = "inline"
+        for channel, tag_, blob in _pg_blobs(store, thread_id, ns, versions):
+            # A blob wins over an inline value (the delta-snapshot marker `true`).
+            if tag_ == EMPTY_TAG:
+                continue
+            channel_values[channel] = decoder.decode(tag_, blob)
+            storage[channel] = _storage_label(tag_, decoder.classify(tag_, blob))
+    writes = _fetch_writes(store, thread_id, ns, checkpoint_id, decoder)
+    view = CheckpointView(
+        thread_id=thread_id,
+        checkpoint_ns=ns,
+        checkpoint_id=checkpoint_id,
+        parent_checkpoint_id=parent_id,
+        metadata=_metadata(meta),
+        checkpoint_row=checkpoint_row,
+        checkpoint=skeleton,
+        channel_values=channel_values,
+        storage=storage,
+        pending_writes=writes,
+    )
+    view.next = derive_next(skeleton, channel_values)
+    if view.next is not None:
+        view.tasks = task_status(view.next, writes)
+    return view
+
+
+def _row_info(tag: str | None, info: RowInfo, blob: bytes | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"tag": tag, "kind": info.kind, "bytes": None if blob is None else len(blob)}
+    if info.key_id is not None:
+        out["key_id"] = info.key_id
+    return out
+
+
+def _storage_label(tag: str | None, info: RowInfo) -> str:
+    label = f"blob {tag}"
+    if info.kind == "aesgcm" and info.key_id:
+        label += f" (key {info.key_id})"
+    return label
+
+
+def _pg_blobs(
+    store: Store, thread_id: str, ns: str, versions: Mapping[str, Any]
+) -> list[tuple[str, str | None, bytes | None]]:
+    if not versions:
+        return []
+    channels = [str(k) for k in versions]
+    vers = [str(v) for v in versions.values()]
+    rows = _rows(
+        store,
+        "SELECT channel, type, blob FROM checkpoint_blobs WHERE thread_id = ? AND checkpoint_ns = ? "
+        "AND (channel, version) IN (SELECT * FROM unnest(?::text[], ?::text[]))",
+        [thread_id, ns, channels, vers],
+    )
+    return [(c, t, None if b is None else bytes(b)) for c, t, b in rows]
+
+
+def _fetch_writes(
+    store: Store, thread_id: str, ns: str, checkpoint_id: str, decoder: RowDecoder
+) -> list[WriteView]:
+    table, blob_col = _writes_table(store), _writes_blob_column(store)
+    task_path = "task_path" if _has_task_path(store) else "''"
+    rows = _rows(
+        store,
+        f"SELECT task_id, {task_path}, idx, channel, type, {blob_col} FROM {table} "
+        "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
+        "ORDER BY task_path, task_id, idx",
+        [thread_id, ns, checkpoint_id],
+    )
+    return [
+        WriteView(
+            task_id, path or "", int(idx), channel, tag,
+            decoder.decode(tag, None if blob is None else bytes(blob)),
+        )
+        for task_id, path, idx, channel, tag, blob in rows
+    ]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# which node runs next
+# ---------------------------------------------------------------------------
+
+_START = "__start__"
+_TASKS = "__pregel_tasks"
+_NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+# writes that describe what happened to a task rather than what it produced
+_CONTROL_CHANNELS = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
+
+
+def derive_next(checkpoint: Any, channel_values: Mapping[str, Any]) -> list[str] | None:
+    """The nodes LangGraph would run from this checkpoint, from stored data alone.
+
+    A node is due when one of its trigger channels (``branch:to:<node>``, a
+    complete ``join:<a>+<b>:<node>`` barrier, or ``__start__``) holds a value
+    whose version is newer than the version the node has seen; ``Send`` packets
+    in ``__pregel_tasks`` add their node. This is ``StateSnapshot.next`` of
+    ``graph.get_state()`` for a given checkpoint id (nodes that already wrote
+    output are still listed; see :func:`task_status`). Returns None when the
+    checkpoint is unreadable (encrypted without a key).
+    """
+    if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("channel_versions"), dict):
+        return None
+    versions: dict[str, Any] = checkpoint["channel_versions"]
+    seen_all = checkpoint.get("versions_seen")
+    seen_all = seen_all if isinstance(seen_all, dict) else {}
+    due: list[str] = []
+
+    def newer(node: str, channel: str) -> bool:
+        current = versions.get(channel)
+        if current is None:
+            return False
+        seen = seen_all.get(node)
+        seen_v = seen.get(channel) if isinstance(seen, dict) else None
+        if seen_v is None:
+            return True
+        try:
+            return current > seen_v
+        except TypeError:
+            return str(current) > str(seen_v)
+
+    for channel, value in channel_values.items():
+        if channel == _START:
+            if newer(_START, channel):
+                due.append(_START)
+        elif channel.startswith("branch:to:"):
+            node = channel[len("branch:to:") :]
+            if newer(node, channel):
+                due.append(node)
+        elif channel.startswith("join:"):
+            sources, _, node = channel[len("join:") :].rpartition(":")
+            if _barrier_complete(value, sources.split("+")) and newer(node, channel):
+                due.append(node)
+        elif channel == _TASKS:
+            for packet in value if isinstance(value, list) else []:
+                if isinstance(packet, dict) and packet.get("$type") == "langgraph.types.Send":
+                    args = packet.get("args")
+                    if isinstance(args, list) and args and isinstance(args[0], str):
+                        due.append(args[0])
+    return list(dict.fromkeys(due))
+
+
+def task_status(next_nodes: list[str], writes: list[WriteView]) -> dict[str, str]:
+    """Status of each due node from the checkpoint's pending writes.
+
+    ``"done"`` (it wrote output, LangGraph will not run it again), ``"interrupted"``,
+    ``"error"``, or ``"pending"`` (not run yet). ``graph.get_state()`` on the
+    newest checkpoint lists the nodes that are not done.
+    """
+    status = {node: "pending" for node in next_nodes}
+    for w in writes:
+        node = _node_of(w.task_path)
+        if node not in status or w.task_id == _NULL_TASK_ID:
+            continue
+        if w.channel == "__interrupt__" and status[node] == "pending":
+            status[node] = "interrupted"
+        elif w.channel == "__error__" and status[node] != "done":
+            status[node] = "error"
+        elif w.channel not in _CONTROL_CHANNELS:
+            status[node] = "done"
+    return status
+
+
+def _barrier_complete(value: Any, sources: list[str]) -> bool:
+    seen = value.get("value") if isinstance(value, dict) else value
+    return isinstance(seen, list) and set(sources) <= {s for s in seen if isinstance(s, str)}
+
+
+def _node_of(task_path: str) -> str | None:
+    """``"~__pregel_pull, left"`` -> ``"left"``; push/other paths -> None."""
+    if task_path.startswith("~__pregel_pull, "):
+        return task_path[len("~__pregel_pull, ") :]
+    return None
+
