@@ -20,7 +20,7 @@ from serde_kit.errors import SerdeError
 
 __all__ = ["COMMAND_MODULES", "add_store_options", "main", "open_store_from_args", "progress_for"]
 
-COMMAND_MODULES = ("serde_kit.tools.rotate",)
+COMMAND_MODULES = ("serde_kit.tools.rotate", "serde_kit.tools.inspect_cli")
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import ormsgpack
 
+from . import _stack
 from .allowlist import Allowlist
 from .encoder import MAX_EXT_DEPTH
 from .errors import (
@@ -182,6 +183,11 @@ class _DecodeCall:
             raise UnknownTagError(
                 f"unknown msgpack ext code {code}: not written by serde_kit or LangGraph"
             )
+        if self.depth == _stack.LEVELS_ON_CALLER_STACK:
+            return _stack.on_big_stack(self._ext_levels, code, data)
+        return self._ext_levels(code, data)
+
+    def _ext_levels(self, code: int, data: bytes) -> Any:
         self.depth += 1
         try:
             try:
@@ -202,12 +208,15 @@ class _DecodeCall:
 
     def _construct(self, code: int, env: Any) -> Any:
         length = _ENVELOPE_LENGTH[code]
+        if code == codes.METHOD_SINGLE_ARG and type(env) is list and len(env) == 5:
+            length = 5  # builtin exception: [module, name, repr, "from_args", args]
         if (
             type(env) is not list
             or len(env) != length
             or type(env[0]) is not str
             or type(env[1]) is not str
-            or (length == 4 and type(env[3]) is not str)
+            or (length >= 4 and type(env[3]) is not str)
+            or (length == 5 and env[3] != stdlib.EXCEPTION_METHOD)
         ):
             raise MalformedDataError(
                 f"ext code {code} ({codes.NAMES[code]}) payload must be "

@@ -12,6 +12,7 @@ from typing import Any
 
 import ormsgpack
 
+from . import _stack
 from .allowlist import Allowlist
 from .errors import EncodeError, SerdeError
 from .ext import langgraph, numpy, pydantic, stdlib, user
@@ -137,6 +138,8 @@ class _EncodeCall:
                 )
             raise
         except Exception as exc:
+            if self.error is None and "Recursion limit" in str(exc):
+                self.error = EncodeError("value nests too deeply or contains a reference cycle")
             if self.error is None:
                 self.error = EncodeError(
                     f"cannot store a {cls.__module__}.{cls.__qualname__}: {type(exc).__name__}: {exc}"
@@ -151,6 +154,11 @@ class _EncodeCall:
                 f"value nests more than {MAX_EXT_DEPTH} typed values deep "
                 "(or contains a reference cycle); flatten it"
             )
+        if self.depth == _stack.LEVELS_ON_CALLER_STACK:
+            return _stack.on_big_stack(self._pack_level, payload)
+        return self._pack_level(payload)
+
+    def _pack_level(self, payload: Any) -> bytes:
         self.depth += 1
         try:
             return ormsgpack.packb(payload, default=self.default, option=OPTIONS)

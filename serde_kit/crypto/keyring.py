@@ -289,7 +289,13 @@ class Keyring:
         ]
         data = ("\n".join(lines) + "\n").encode("ascii")
         # mkstemp creates the file 0600, so the key never sits in a wider-mode file.
-        fd, tmp = tempfile.mkstemp(prefix=".keyring-", dir=p.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".keyring-", dir=p.parent)
+        except OSError as e:
+            raise KeyringError(
+                f"cannot write key file {str(p)!r}: {e.strerror}; check that the directory "
+                "exists and is writable"
+            ) from None
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)

@@ -366,7 +366,13 @@ BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
 
 
 def _exception(obj: BaseException, call: Any) -> Ext:
-    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "builtins", type(obj).__name__, list(obj.args))
+    # Ext 3 with the repr as its argument: both stock readers refuse the method and
+    # return the repr string, which is exactly what the stock writer stores for an
+    # exception. serde_kit reads the fifth element, the args, and rebuilds it.
+    return Ext(
+        codes.METHOD_SINGLE_ARG,
+        call.pack(["builtins", type(obj).__name__, repr(obj), EXCEPTION_METHOD, list(obj.args)]),
+    )
 
 
 def _exception_repr(obj: BaseException, call: Any) -> Any:
@@ -375,10 +381,13 @@ def _exception_repr(obj: BaseException, call: Any) -> Any:
     return repr(obj)
 
 
+#: ext 3 "method" marking serde_kit's exception envelope ``[.., repr, method, args]``.
+EXCEPTION_METHOD = "from_args"
+
 for _name, _cls in BUILTIN_EXCEPTIONS.items():
     ENCODERS[_cls] = _exception
-    REBUILDERS[(codes.CONSTRUCTOR_POS_ARGS, "builtins", _name)] = (
-        lambda env, cls=_cls: cls(*_expect(env[2], list, "exception args"))
+    METHODS[("builtins", _name, EXCEPTION_METHOD)] = (
+        lambda env, cls=_cls: cls(*_expect(env[4], list, "exception args"))
     )
 
 

@@ -283,9 +283,16 @@ class SqliteStore(Store):
         return tuple(tables)
 
     def _where(
-        self, table: Table, after: tuple[Any, ...] | None, exclude_header: bytes | None
+        self,
+        table: Table,
+        after: tuple[Any, ...] | None,
+        exclude_header: bytes | None,
+        *,
+        claim: bool = False,
     ) -> tuple[str, list[Any]]:
         clauses, params = [], []
+        if claim:
+            clauses.append(f"{table.blob_column} IS NOT NULL")
         if after is not None:
             clauses.append(_row_value_predicate(table.pk_columns, "?"))
             params.extend(after)
@@ -294,7 +301,7 @@ class SqliteStore(Store):
             clauses.append(
                 f"{table.blob_column} IS NOT NULL AND NOT ("
                 f"coalesce({table.tag_column}, '') GLOB '*+aesgcm' "
-                f"AND substr({table.blob_column}, 1, ?) = ?)"
+                f"AND coalesce(substr({table.blob_column}, 1, ?) = ?, 0))"
             )
             params.extend([len(exclude_header), exclude_header])
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
@@ -311,10 +318,14 @@ class SqliteStore(Store):
         *,
         head: int | None = None,
         exclude_header: bytes | None = None,
+        claim: bool = False,
     ) -> list[Row]:
-        where, params = self._where(table, after, exclude_header)
+        where, params = self._where(table, after, exclude_header, claim=claim)
         pk = ", ".join(table.pk_columns)
-        blob = table.blob_column if head is None else f"substr({table.blob_column}, 1, {int(head)})"
+        blob = table.blob_column
+        if head is not None:
+            # substr() of a zero-length blob is NULL in SQLite; keep short blobs whole.
+            blob = f"CASE WHEN length({blob}) <= {int(head)} THEN {blob} ELSE substr({blob}, 1, {int(head)}) END"
         sql = (
             f"SELECT {pk}, {table.tag_column}, {blob} FROM {table.name}{where} "
             f"ORDER BY {pk} LIMIT ?"
@@ -340,9 +351,7 @@ class SqliteStore(Store):
         skip_locked: bool = True,
     ) -> AbstractContextManager[Batch]:
         _check_write(self)
-        rows = self._select(
-            table, after, limit, exclude_header=exclude_header
-        )
+        rows = self._select(table, after, limit, exclude_header=exclude_header, claim=True)
         return _SqliteBatch(self, table, rows)
 
     def close(self) -> None:
@@ -509,9 +518,16 @@ class PostgresStore(Store):
         return tuple(tables)
 
     def _where(
-        self, table: Table, after: tuple[Any, ...] | None, exclude_header: bytes | None
+        self,
+        table: Table,
+        after: tuple[Any, ...] | None,
+        exclude_header: bytes | None,
+        *,
+        claim: bool = False,
     ) -> tuple[str, list[Any]]:
         clauses, params = [], []
+        if claim:
+            clauses.append(f"{table.blob_column} IS NOT NULL")
         if after is not None:
             clauses.append(_row_value_predicate(table.pk_columns, "%s"))
             params.extend(after)
@@ -519,7 +535,7 @@ class PostgresStore(Store):
             clauses.append(
                 f"{table.blob_column} IS NOT NULL AND NOT ("
                 f"coalesce(right({table.tag_column}, 7), '') = '+aesgcm' "
-                f"AND substring({table.blob_column} from 1 for %s) = %s)"
+                f"AND coalesce(substring({table.blob_column} from 1 for %s) = %s, false))"
             )
             params.extend([len(exclude_header), exclude_header])
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
@@ -537,9 +553,10 @@ class PostgresStore(Store):
         *,
         head: int | None = None,
         exclude_header: bytes | None = None,
+        claim: bool = False,
         lock: str = "",
     ) -> list[Row]:
-        where, params = self._where(table, after, exclude_header)
+        where, params = self._where(table, after, exclude_header, claim=claim)
         pk = ", ".join(table.pk_columns)
         blob = (
             table.blob_column
@@ -612,7 +629,7 @@ class _PostgresBatch(Batch, AbstractContextManager):
             # workers run at once: each row is claimed by exactly one of them.
             lock = "FOR UPDATE SKIP LOCKED" if skip_locked else "FOR UPDATE"
             self.rows = self.store._select(
-                self._cur, self.table, after, limit, exclude_header=exclude_header, lock=lock
+                self._cur, self.table, after, limit, exclude_header=exclude_header, claim=True, lock=lock
             )
         except BaseException as e:
             self._tx.__exit__(type(e), e, e.__traceback__)

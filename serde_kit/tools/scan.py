@@ -1,0 +1,234 @@
+"""Which types does the stored data need? (``serde-kit allowlist scan``)
+
+Walks every stored row (decrypting where a keyring allows), renders it with
+:mod:`serde_kit.tools.render` — so nothing named in the data is imported — and
+collects each ``(module, name)`` found in msgpack ext payloads (and in legacy
+``json`` LangChain constructors), with how often it occurs, its ext code, and
+whether the application's allowlist (``Allowlist.from_env()``) covers it. The
+report ends with ready-to-paste allowlist snippets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from serde_kit.allowlist import ENV_FILE_VAR, ENV_VAR, Allowlist
+from serde_kit.tools.inspect import RowDecoder
+from serde_kit.tools.render import render_typed
+from serde_kit.tools.stores import Store
+from serde_kit.errors import SerdeError
+
+__all__ = ["ScanReport", "TypeUse", "iter_types", "scan_store"]
+
+_NUMPY = "numpy.ndarray"
+
+
+@dataclass
+class TypeUse:
+    """One ``(module, name)`` found in the data."""
+
+    module: str
+    name: str
+    codes: set[Any] = field(default_factory=set)
+    count: int = 0
+    rows: int = 0
+    covered: bool = False
+    default: bool = False
+
+    @property
+    def key(self) -> str:
+        """``module:name``, the allowlist entry format."""
+        return f"{self.module}:{self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain dict for ``--json``."""
+        return {
+            "module": self.module,
+            "name": self.name,
+            "codes": sorted(self.codes, key=str),
+            "count": self.count,
+            "rows": self.rows,
+            "covered": self.covered,
+            "in_defaults": self.default,
+        }
+
+
+@dataclass
+class ScanReport:
+    """Result of :func:`scan_store`."""
+
+    store: str
+    rows_total: int = 0
+    rows_read: int = 0
+    rows_empty: int = 0
+    rows_locked: dict[str, int] = field(default_factory=dict)
+    rows_failed: int = 0
+    failures: list[str] = field(default_factory=list)
+    types: dict[tuple[str, str], TypeUse] = field(default_factory=dict)
+    numpy_arrays: int = 0
+
+    def sorted_types(self) -> list[TypeUse]:
+        """Types ordered by module and name."""
+        return [self.types[k] for k in sorted(self.types)]
+
+    def needed(self) -> list[TypeUse]:
+        """Types outside the built-in defaults: what an application must list itself."""
+        return [t for t in self.sorted_types() if not t.default]
+
+    def missing(self) -> list[TypeUse]:
+        """Types the current allowlist does not cover (decoding them would fail)."""
+        return [t for t in self.sorted_types() if not t.covered]
+
+    def snippets(self) -> dict[str, str]:
+        """Ready-to-paste allowlists for the needed types: code, env and file formats."""
+        needed = self.needed()
+        pairs = ", ".join(f"({t.module!r}, {t.name!r})" for t in needed)
+        return {
+            "code": f"Serializer(allow=[{pairs}])",
+            "env": f'{ENV_VAR}="{",".join(t.key for t in needed)}"',
+            "file": "".join(f"{t.key}\n" for t in needed),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain dict for ``--json``."""
+        return {
+            "store": self.store,
+            "rows_total": self.rows_total,
+            "rows_read": self.rows_read,
+            "rows_empty": self.rows_empty,
+            "rows_without_key": self.rows_locked,
+            "rows_failed": self.rows_failed,
+            "failures": self.failures,
+            "types": [t.to_json() for t in self.sorted_types()],
+            "numpy_arrays": self.numpy_arrays,
+            "missing": [t.key for t in self.missing()],
+            "snippets": self.snippets(),
+        }
+
+    def to_text(self) -> str:
+        """Readable report with an aligned table."""
+        from serde_kit.tools.inspect_cli import table  # formatting helper lives with the CLI
+
+        lines = [f"scanned {self.rows_read} of {self.rows_total} rows in {self.store}"]
+        if self.rows_empty:
+            lines.append(f"  {self.rows_empty} rows hold no value (empty)")
+        for key_id, n in sorted(self.rows_locked.items()):
+            lines.append(f"  {n} rows encrypted under {key_id} were skipped: no key (set the keyring env)")
+        if self.rows_failed:
+            lines.append(f"  {self.rows_failed} rows could not be decoded:")
+            lines += [f"    {f}" for f in self.failures]
+        lines.append("")
+        if self.types:
+            rows = [
+                [t.key, ",".join(str(c) for c in sorted(t.codes, key=str)), t.count, t.rows,
+                 "yes" if t.covered else "NO", "default" if t.default else ""]
+                for t in self.sorted_types()
+            ]  # fmt: skip
+            lines.append(table(["TYPE", "EXT", "COUNT", "ROWS", "ALLOWED", ""], rows))
+        else:
+            lines.append("no ext types found")
+        if self.numpy_arrays:
+            lines.append(f"\n{self.numpy_arrays} numpy arrays (ext 6: decoded without an allowlist entry)")
+        missing = self.missing()
+        lines.append("")
+        if missing:
+            lines.append(
+                f"{len(missing)} type(s) are NOT covered by the current allowlist "
+                f"({ENV_VAR} / {ENV_FILE_VAR}); loading them would raise BlockedTypeError."
+            )
+        else:
+            lines.append("every type found is covered by the current allowlist.")
+        if self.needed():
+            snip = self.snippets()
+            lines += [
+                "",
+                "allowlist for the types above that are not built in:",
+                "  # in code",
+                f"  {snip['code']}",
+                "  # environment",
+                f"  {snip['env']}",
+                f"  # file named by {ENV_FILE_VAR}",
+                *(f"  {line}" for line in snip["file"].splitlines()),
+            ]
+        return "\n".join(lines)
+
+
+def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
+    """``(module, name, code)`` of every ext value in rendered data (depth-first)."""
+    stack = [rendered]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            t, code = v.get("$type"), v.get("$code")
+            if isinstance(t, str) and code is not None:
+                if code == 6:
+                    yield "numpy", "ndarray", 6
+                elif code != 7:
+                    module, _, name = t.rpartition(".")
+                    yield module, name, code
+            stack.extend(v.values())
+
+
+def scan_store(
+    store: Store,
+    *,
+    decoder: RowDecoder | None = None,
+    allowlist: Allowlist | None = None,
+    batch_size: int = 500,
+    progress: Callable[[int], None] | None = None,
+    max_failures: int = 20,
+) -> ScanReport:
+    """Scan every row of ``store``; see the module docstring.
+
+    ``allowlist`` defaults to ``Allowlist.from_env()`` (what the application
+    uses); ``progress`` is called with the number of rows of each batch read.
+    Rows that cannot be decrypted (no key) or decoded are counted, not fatal.
+    """
+    decoder = decoder or RowDecoder()
+    allowlist = Allowlist.from_env() if allowlist is None else allowlist
+    defaults = Allowlist.default()
+    report = ScanReport(store.describe())
+    for batch in store.iter_rows(batch_size):
+        for row in batch:
+            report.rows_total += 1
+            if row.is_empty:
+                report.rows_empty += 1
+                continue
+            inner = decoder.raw(row.tag, row.blob)
+            if inner is None:
+                info = decoder.classify(row.tag, row.blob)
+                label = f"key id {info.key_id}" if info.key_id else f"tag {row.tag!r}"
+                report.rows_locked[label] = report.rows_locked.get(label, 0) + 1
+                continue
+            try:
+                rendered = render_typed(inner, preview=0, bytes_preview=0)
+            except SerdeError as e:
+                report.rows_failed += 1
+                if len(report.failures) < max_failures:
+                    report.failures.append(f"{row.table} {row.pk}: {type(e).__name__}: {e}")
+                continue
+            report.rows_read += 1
+            seen_here: set[tuple[str, str]] = set()
+            for module, name, code in iter_types(rendered):
+                if code == 6:
+                    report.numpy_arrays += 1
+                    continue
+                use = report.types.get((module, name))
+                if use is None:
+                    use = report.types[(module, name)] = TypeUse(
+                        module, name,
+                        covered=allowlist.allows(module, name),
+                        default=defaults.allows(module, name),
+                    )  # fmt: skip
+                use.codes.add(code)
+                use.count += 1
+                if (module, name) not in seen_here:
+                    seen_here.add((module, name))
+                    use.rows += 1
+        if progress is not None:
+            progress(len(batch))
+    return report
