@@ -123,10 +123,10 @@ class ScanReport:
         if self.types:
             rows = [
                 [t.key, ",".join(str(c) for c in sorted(t.codes, key=str)), t.count, t.rows,
-                 "yes" if t.covered else "NO", "default" if t.default else ""]
+                 "yes" if t.covered else "NO", "yes" if t.default else ""]
                 for t in self.sorted_types()
             ]  # fmt: skip
-            lines.append(table(["TYPE", "EXT", "COUNT", "ROWS", "ALLOWED", ""], rows))
+            lines.append(table(["TYPE", "EXT", "COUNT", "ROWS", "ALLOWED", "BUILT-IN"], rows))
         else:
             lines.append("no ext types found")
         if self.numpy_arrays:
