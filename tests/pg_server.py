@@ -211,14 +211,21 @@ class PostgresServer:
         self.stop()
 
     # -- databases ----------------------------------------------------------
-    def new_database(self, name_prefix: str = "test") -> str:
-        """CREATE DATABASE with a unique name; returns its DSN."""
+    def new_database(self, name_prefix: str = "test", *, template: str | None = None) -> str:
+        """CREATE DATABASE with a unique name (a copy of ``template`` if given); returns its DSN.
+
+        ``template`` is a database name or a DSN from this server; it must have
+        no open connections.
+        """
         import psycopg
 
         safe = "".join(c if c.isalnum() else "_" for c in name_prefix.lower())[:30] or "db"
         name = f"{safe}_{next(self._counter)}_{uuid.uuid4().hex[:8]}"
+        sql = f'CREATE DATABASE "{name}"'
+        if template is not None:
+            sql += f' TEMPLATE "{template.rsplit("/", 1)[-1]}"'
         with psycopg.connect(self.dsn, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(sql)
         return self.dsn_for(name)
 
 

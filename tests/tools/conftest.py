@@ -1,0 +1,45 @@
+"""Graph-populated databases for the tools tests (see rotate_fixtures.py).
+
+Each database is written once per session by running the real graph, then
+copied per test: SQLite by copying the file, PostgreSQL with
+``CREATE DATABASE ... TEMPLATE``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import partial
+from pathlib import Path
+
+import pytest
+from rotate_fixtures import populate, postgres_saver, sqlite_saver
+
+THREADS_PER_GROUP = 3
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "graph.db"
+    populate(partial(sqlite_saver, str(path)), threads_per_group=THREADS_PER_GROUP)
+    return path
+
+
+@pytest.fixture
+def sqlite_db(sqlite_template: Path, tmp_path: Path) -> str:
+    """Path of a fresh copy of the graph-populated SQLite database."""
+    path = tmp_path / "app.db"
+    shutil.copyfile(sqlite_template, path)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server) -> str:
+    dsn = postgres_server.new_database("template")
+    populate(partial(postgres_saver, dsn), threads_per_group=THREADS_PER_GROUP)
+    return dsn
+
+
+@pytest.fixture
+def postgres_db(postgres_server, postgres_template: str, request: pytest.FixtureRequest) -> str:
+    """DSN of a fresh copy of the graph-populated PostgreSQL database."""
+    return postgres_server.new_database(request.node.name, template=postgres_template)

@@ -1,0 +1,258 @@
+"""Store adapters over real SqliteSaver / PostgresSaver databases."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+
+import psycopg
+import pytest
+from rotate_fixtures import K_OLD, raw_rows
+
+from serde_kit.crypto import EncryptedSerializer
+from serde_kit.errors import ConfigError
+from serde_kit.tools.stores import open_store
+
+SQLITE_PKS = {
+    "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
+    "writes": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+}
+POSTGRES_PKS = {
+    "checkpoint_blobs": ("thread_id", "checkpoint_ns", "channel", "version"),
+    "checkpoint_writes": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+}
+
+
+def sql_counts_sqlite(path):
+    with sqlite3.connect(path) as c:
+        return {t: c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in SQLITE_PKS}
+
+
+def sql_counts_postgres(dsn):
+    with psycopg.connect(dsn) as c:
+        return {t: c.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in POSTGRES_PKS}
+
+
+# -- opening -----------------------------------------------------------------
+
+
+def test_missing_file_is_a_config_error_and_not_created(tmp_path):
+    path = tmp_path / "nope.db"
+    with pytest.raises(ConfigError, match="does not exist"):
+        open_store(sqlite=str(path))
+    with pytest.raises(ConfigError, match="does not exist"):
+        open_store(sqlite=str(path), readonly=False)
+    assert not path.exists()
+
+
+def test_not_a_langgraph_database_names_the_missing_tables(tmp_path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as c:
+        c.execute("CREATE TABLE checkpoints (x)")
+    with pytest.raises(ConfigError, match=r"table\(s\) writes missing"):
+        open_store(sqlite=str(path))
+
+
+def test_garbage_file_is_a_config_error(tmp_path):
+    path = tmp_path / "garbage.db"
+    path.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(ConfigError, match="cannot read"):
+        open_store(sqlite=str(path))
+
+
+def test_exactly_one_location():
+    with pytest.raises(ConfigError, match="exactly one"):
+        open_store()
+    with pytest.raises(ConfigError, match="exactly one"):
+        open_store(sqlite="a.db", postgres="postgresql://x")
+
+
+def test_unreachable_postgres_names_host_and_port_not_password():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dsn = f"postgresql://alice:s3cretpw@127.0.0.1:{port}/appdb"
+    with pytest.raises(ConfigError) as info:
+        open_store(postgres=dsn)
+    message = str(info.value)
+    assert f"127.0.0.1:{port}/appdb" in message
+    assert "alice" in message
+    assert "s3cretpw" not in message
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+@pytest.mark.postgres
+def test_postgres_without_saver_tables(postgres_server):
+    dsn = postgres_server.new_database("empty")
+    with pytest.raises(ConfigError, match="checkpoint_blobs, checkpoint_writes missing"):
+        open_store(postgres=dsn)
+
+
+# -- reading -----------------------------------------------------------------
+
+
+def test_sqlite_layout_and_counts(sqlite_db):
+    with open_store(sqlite=sqlite_db) as store:
+        assert store.kind == "sqlite"
+        assert {t.name: t.pk_columns for t in store.tables} == SQLITE_PKS
+        assert {t.name: (t.tag_column, t.blob_column) for t in store.tables} == {
+            "checkpoints": ("type", "checkpoint"),
+            "writes": ("type", "value"),
+        }
+        expected = sql_counts_sqlite(sqlite_db)
+        assert store.count_rows_by_table() == expected
+        assert store.count_rows() == sum(expected.values()) > 100
+
+
+@pytest.mark.postgres
+def test_postgres_layout_and_counts(postgres_db):
+    with open_store(postgres=postgres_db) as store:
+        assert store.kind == "postgres"
+        assert {t.name: t.pk_columns for t in store.tables} == POSTGRES_PKS
+        expected = sql_counts_postgres(postgres_db)
+        assert store.count_rows_by_table() == expected
+        assert store.count_rows() == sum(expected.values()) > 100
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 500])
+def test_iter_rows_yields_every_row_once_in_pk_order(sqlite_db, batch_size):
+    with open_store(sqlite=sqlite_db) as store:
+        batches = list(store.iter_rows(batch_size))
+        assert all(0 < len(b) <= batch_size for b in batches)
+        rows = [r for b in batches for r in b]
+        keys = [(r.table, r.pk) for r in rows]
+        assert len(keys) == len(set(keys)) == store.count_rows()
+        for table in ("checkpoints", "writes"):
+            pks = [r.pk for r in rows if r.table == table]
+            assert pks == sorted(pks)
+    with sqlite3.connect(sqlite_db) as c:
+        direct = {
+            ("writes", tuple(r[:5])): (r[5], r[6])
+            for r in c.execute(
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, type, value FROM writes"
+            )
+        }
+    assert {k: (r.tag, r.blob) for r in rows for k in [(r.table, r.pk)] if r.table == "writes"} == direct
+
+
+def test_head_reads_only_the_start_of_each_blob(sqlite_db):
+    with open_store(sqlite=sqlite_db) as store:
+        full = raw_rows(store)
+        heads = {(r.table, r.pk): r.blob for b in store.iter_rows(50, head=16) for r in b}
+    assert heads.keys() == full.keys()
+    for key, (_tag, blob) in full.items():
+        assert heads[key] == (None if blob is None else blob[:16])
+
+
+# -- read-only really is ------------------------------------------------------
+
+
+def test_sqlite_readonly_cannot_write(sqlite_db):
+    with open_store(sqlite=sqlite_db) as store:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.conn.execute("DELETE FROM writes")
+        with pytest.raises(ConfigError, match="read-only"):
+            store.batch(store.tables[0], after=None, limit=5)
+    assert sql_counts_sqlite(sqlite_db)["writes"] > 0
+
+
+@pytest.mark.postgres
+def test_postgres_readonly_cannot_write(postgres_db):
+    with open_store(postgres=postgres_db) as store:
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            store.conn.execute("DELETE FROM checkpoint_writes")
+        with pytest.raises(ConfigError, match="read-only"):
+            store.batch(store.tables[0], after=None, limit=5)
+    assert sql_counts_postgres(postgres_db)["checkpoint_writes"] > 0
+
+
+# -- writing -----------------------------------------------------------------
+
+
+def test_sqlite_compare_and_swap_refuses_a_row_changed_after_reading(sqlite_db):
+    serde = EncryptedSerializer(_inner(), K_OLD)
+    with open_store(sqlite=sqlite_db, readonly=False) as store:
+        table = store.table("writes")
+        with store.batch(table, after=None, limit=3) as batch:
+            first = batch.rows[0]
+            # The application rewrites the row between our read and our write.
+            app_tag, app_blob = serde.dumps_typed("written by the app")
+            with sqlite3.connect(sqlite_db) as app:
+                app.execute(
+                    "UPDATE writes SET type = ?, value = ? WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "AND checkpoint_id = ? AND task_id = ? AND idx = ?",
+                    (app_tag, app_blob, *first.pk),
+                )
+            assert batch.compare_and_swap(first, "bytes", b"stale") is False
+            current = batch.reread(first)
+            assert (current.tag, current.blob) == (app_tag, app_blob)
+            assert batch.compare_and_swap(current, "bytes", b"fresh") is True
+        rows = raw_rows(store)
+    assert rows[("writes", first.pk)] == ("bytes", b"fresh")
+
+
+def test_sqlite_batch_rolls_back_on_error(sqlite_db):
+    with open_store(sqlite=sqlite_db, readonly=False) as store:
+        before = raw_rows(store)
+        table = store.table("checkpoints")
+        with pytest.raises(RuntimeError):
+            with store.batch(table, after=None, limit=3) as batch:
+                assert batch.compare_and_swap(batch.rows[0], "bytes", b"x")
+                raise RuntimeError("killed mid-batch")
+        assert raw_rows(store) == before
+
+
+def test_exclude_header_skips_rows_under_that_key(sqlite_db):
+    from serde_kit.crypto.blob import build_header
+
+    with open_store(sqlite=sqlite_db, readonly=False) as store:
+        table = store.table("checkpoints")
+        with store.batch(table, after=None, limit=1000, exclude_header=build_header("k1")) as batch:
+            claimed = {r.pk[0].split("-")[0] for r in batch.rows}
+        all_groups = {r.pk[0].split("-")[0] for b in store.iter_rows(tables=["checkpoints"]) for r in b}
+    assert "old" in all_groups and "old" not in claimed
+    assert claimed == all_groups - {"old"}
+
+
+@pytest.mark.postgres
+def test_postgres_skip_locked_batches_are_disjoint(postgres_db):
+    with open_store(postgres=postgres_db, readonly=False) as a, open_store(
+        postgres=postgres_db, readonly=False
+    ) as b:
+        table = a.table("checkpoint_writes")
+        with a.batch(table, after=None, limit=10) as batch_a:
+            with b.batch(table, after=None, limit=10) as batch_b:
+                pks_a = {r.pk for r in batch_a.rows}
+                pks_b = {r.pk for r in batch_b.rows}
+        assert len(pks_a) == len(pks_b) == 10
+        assert not pks_a & pks_b
+
+
+@pytest.mark.postgres
+def test_postgres_compare_and_swap_and_empty_rows(postgres_db):
+    # PostgresSaver writes ("empty", NULL) blob rows for channels without a value.
+    with psycopg.connect(postgres_db, autocommit=True) as c:
+        c.execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
+            "VALUES ('aaa-empty', '', 'ch', '1', 'empty', NULL)"
+        )
+    with open_store(postgres=postgres_db, readonly=False) as store:
+        rows = raw_rows(store)
+        key = ("checkpoint_blobs", ("aaa-empty", "", "ch", "1"))
+        assert rows[key] == ("empty", None)
+        empties = [r for b in store.iter_rows() for r in b if r.is_empty]
+        assert [(r.table, r.pk) for r in empties] == [key]
+        table = store.table("checkpoint_blobs")
+        with store.batch(table, after=None, limit=5) as batch:
+            assert all(r.blob is not None for r in batch.rows)
+            first = batch.rows[0]
+            stale = type(first)(first.table, first.pk, first.tag, b"not what is stored")
+            assert batch.compare_and_swap(stale, "bytes", b"x") is False
+            assert batch.compare_and_swap(first, "bytes", b"new") is True
+        assert raw_rows(store)[(first.table, first.pk)] == ("bytes", b"new")
+
+
+def _inner():
+    from rotate_fixtures import inner_serializer
+
+    return inner_serializer()
