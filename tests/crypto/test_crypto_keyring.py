@@ -352,3 +352,8 @@ def test_encrypted_serializer_defaults_to_load_keyring(monkeypatch: pytest.Monke
     monkeypatch.delenv("SERDE_KIT_KEYRING")
     with pytest.raises(KeyringError, match="no keyring configured"):
         EncryptedSerializer(JsonPlusSerializer())
+
+
+def test_to_file_into_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(KeyringError, match="cannot write key file"):
+        Keyring({"k1": K1}, primary="k1").to_file(tmp_path / "nope" / "keys")
