@@ -79,9 +79,11 @@ class Decoder:
     def loads(self, data: bytes) -> Any:
         """The value in ``data``; raises a :class:`DecodeError` subclass for anything else."""
         call = _DecodeCall(self)
+        top_level_ext = bool(data) and (data[0] in _FIXEXT or data[0] in _EXT_SIZED)
+        if top_level_ext:
+            _check_ext_length(data)
         try:
-            if data and data[0] in _FIXEXT or data and data[0] in _EXT_SIZED:
-                _check_ext_length(data)
+            if top_level_ext:
                 return ormsgpack.unpackb(data, ext_hook=call.ext_hook, option=_OPTION)
             value, marker = ormsgpack.unpackb(
                 b"\x92" + data + _MARKER_BYTES, ext_hook=call.ext_hook, option=_OPTION

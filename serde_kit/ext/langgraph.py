@@ -4,8 +4,8 @@ LangGraph checks their exact classes at run time, so when langgraph is
 installed they come back as LangGraph's classes. Without langgraph, a delta
 snapshot comes back as serde_kit's :class:`DeltaSnapshot` stand-in and a
 ``Send`` cannot be rebuilt (there is nothing to send it to).
-Interrupt, Command, Overwrite and Item are dataclasses / plain classes and go
-through the generic writers.
+Interrupt, Command and Overwrite are dataclasses and go through the generic
+writers; the store's ``Item`` (a slots class) is written by keyword, as stock.
 """
 
 from __future__ import annotations
@@ -45,12 +45,20 @@ def _send(obj: Any, call: Any) -> Ext:
     return Ext(codes.CONSTRUCTOR_POS_ARGS, call.pack(["langgraph.types", "Send", args]))
 
 
+def _item(obj: Any, call: Any) -> Ext:
+    fields = {name: getattr(obj, name) for name in type(obj).__slots__}
+    return Ext(codes.CONSTRUCTOR_KW_ARGS, call.pack(["langgraph.store.base", "Item", fields]))
+
+
 def resolve(cls: type) -> EncodeFn | None:
     if cls is DeltaSnapshot:
         return _delta
     types_module = sys.modules.get("langgraph.checkpoint.serde.types")
     if types_module is not None and cls is getattr(types_module, "_DeltaSnapshot", None):
         return _delta
+    store = sys.modules.get("langgraph.store.base")
+    if store is not None and cls is getattr(store, "Item", None):
+        return _item
     lg_types = sys.modules.get("langgraph.types")
     if lg_types is not None and cls is getattr(lg_types, "Send", None):
         return _send
