@@ -95,3 +95,12 @@ class State(TypedDict):
 
 class NotAllowed(BaseModel):
     secret: str
+
+
+class Summary(BaseModel):
+    parts: list[Inner] = []
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def size(self) -> int:
+        return len(self.parts)

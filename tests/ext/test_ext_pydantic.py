@@ -12,7 +12,7 @@ from pydantic import SecretBytes, SecretStr
 import sample_types as t
 from serde_kit import RebuildError, Serializer
 
-SERDE = Serializer(allow=[t.Inner, t.Outer, t.Numbers, t.OldModel])
+SERDE = Serializer(allow=[t.Inner, t.Outer, t.Numbers, t.OldModel, t.Summary])
 
 
 def rt(value):
@@ -53,8 +53,6 @@ def test_stock_reader_builds_our_models_as_well_as_its_own(caplog):
     stock = JsonPlusSerializer(allowed_msgpack_modules=True)
     simple = t.Inner(n=1, when=datetime(2024, 1, 1, tzinfo=timezone.utc))
     assert stock.loads_typed(SERDE.dumps_typed(simple)) == simple
-    # The stock writer's model_dump() includes computed fields, which its reader then
-    # stores as extras; from our bytes (plain field values) it builds the model exactly.
-    computed = t.Outer(name="n", items=[t.Inner(n=1)], anything=[1])
+    # Our payload leaves computed fields out (the stock model_dump() keeps them).
+    computed = t.Summary(parts=[t.Inner(n=1)])
     assert stock.loads_typed(SERDE.dumps_typed(computed)) == computed
-    assert stock.loads_typed(stock.dumps_typed(computed)) != computed
