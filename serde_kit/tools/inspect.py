@@ -564,7 +564,9 @@ def derive_next(checkpoint: Any, channel_values: Mapping[str, Any]) -> list[str]
                     args = packet.get("args")
                     if isinstance(args, list) and args and isinstance(args[0], str):
                         due.append(args[0])
-    return list(dict.fromkeys(due))
+    # Sorted: storage order differs between savers, and LangGraph's own order
+    # depends on the graph, which we do not have.
+    return sorted(set(due))
 
 
 def task_status(next_nodes: list[str], writes: list[WriteView]) -> dict[str, str]:

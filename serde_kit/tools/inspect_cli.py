@@ -89,6 +89,12 @@ def _brief(v: Any) -> str:
 
 def _brief_ext(v: dict[str, Any]) -> str:
     t = v["$type"]
+    if v.get("$code") == 0 and isinstance(v.get("value"), list):
+        items = ", ".join(_brief(x) for x in v["value"])
+        if t == "builtins.tuple":
+            return f"({items}{',' if len(v['value']) == 1 else ''})"
+        if t == "builtins.set" and v["value"]:
+            return "{" + items + "}"
     if v.get("$code") == 6:
         preview = v.get("preview")
         shown = "" if preview is None else " " + _brief(preview)[:-1] + (", …]" if v.get("truncated") else "]")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer as StockEncrypted
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -71,6 +72,10 @@ STORED_TYPES = {
     ("langchain_core.messages.ai", "AIMessage", 5),
     ("datetime", "date", 1),
     ("langgraph.types", "Interrupt", 2),
+    # LangGraph's own: the join edge's barrier channel stores the set of finished sources
+    ("builtins", "set", 0),
+    # serde_kit's Serializer keeps tuples as tuples (the tuple of Interrupts in a write)
+    ("builtins", "tuple", 0),
 }
 
 
@@ -183,45 +188,115 @@ def build_graph(mod: Any) -> StateGraph:
     return g
 
 
-def run_threads(saver: Any, mod: Any, *, prefix: str, finished: bool = True) -> dict[str, Any]:
-    """Run one interrupted and (optionally) one finished thread; return their final states."""
+@dataclass
+class ThreadRecord:
+    """What LangGraph itself says about a thread, captured while the user module was importable."""
+
+    state: Any
+    live_next: tuple[str, ...]
+    history: list[tuple[str, tuple[str, ...], str | None]]  # (checkpoint_id, next, parent_id)
+
+
+def run_threads(saver: Any, mod: Any, *, prefix: str) -> dict[str, ThreadRecord]:
+    """Run one interrupted and one finished thread through ``saver``."""
     graph = build_graph(mod).compile(checkpointer=saver)
-    out = {}
     paused = {"configurable": {"thread_id": f"{prefix}-paused"}}
     graph.invoke({"counter": 0}, paused)
-    out[f"{prefix}-paused"] = graph.get_state(paused)
-    if finished:
-        done = {"configurable": {"thread_id": f"{prefix}-done"}}
-        graph.invoke({"counter": 10}, done)
-        graph.invoke(Command(resume="yes"), done)
-        out[f"{prefix}-done"] = graph.get_state(done)
+    done = {"configurable": {"thread_id": f"{prefix}-done"}}
+    graph.invoke({"counter": 10}, done)
+    graph.invoke(Command(resume="yes"), done)
+    out = {}
+    for config in (paused, done):
+        history = [
+            (
+                snap.config["configurable"]["checkpoint_id"],
+                snap.next,
+                snap.parent_config["configurable"]["checkpoint_id"] if snap.parent_config else None,
+            )
+            for snap in graph.get_state_history(config)
+        ]
+        state = graph.get_state(config)
+        out[config["configurable"]["thread_id"]] = ThreadRecord(state, state.next, history)
     return out
 
 
-def populate_sqlite(path: Path, mod: Any, kinds: tuple[str, ...]) -> dict[str, Any]:
+def populate_sqlite(path: Path, mod: Any, kinds: tuple[str, ...]) -> dict[str, ThreadRecord]:
     """Write threads ``<kind>-paused`` / ``<kind>-done`` for each kind into ``path``."""
-    states = {}
+    records = {}
     for kind in kinds:
         conn = sqlite3.connect(str(path), check_same_thread=False)
         try:
-            states.update(run_threads(SqliteSaver(conn, serde=serde_for(kind)), mod, prefix=kind))
+            records.update(run_threads(SqliteSaver(conn, serde=serde_for(kind)), mod, prefix=kind))
         finally:
             conn.close()
-    return states
+    return records
 
 
-def populate_postgres(dsn: str, mod: Any, kinds: tuple[str, ...]) -> dict[str, Any]:
+def populate_postgres(dsn: str, mod: Any, kinds: tuple[str, ...]) -> dict[str, ThreadRecord]:
     """As :func:`populate_sqlite`, through the real PostgresSaver."""
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg import Connection
     from psycopg.rows import dict_row
 
-    states = {}
+    records = {}
     with Connection.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
         PostgresSaver(conn).setup()
         for kind in kinds:
-            states.update(run_threads(PostgresSaver(conn, serde=serde_for(kind)), mod, prefix=kind))
-    return states
+            records.update(run_threads(PostgresSaver(conn, serde=serde_for(kind)), mod, prefix=kind))
+    return records
+
+
+@dataclass
+class Databases:
+    """The three databases of one backend, plus what LangGraph said about their threads."""
+
+    backend: str  # "sqlite" | "postgres"
+    mixed: str  # plain + encrypted + legacy threads
+    plain: str
+    encrypted: str
+    records: dict[str, ThreadRecord]
+    usermod: UserModule
+
+    def args(self, which: str) -> list[str]:
+        """``["--sqlite", path]`` or ``["--postgres", dsn]`` for database ``which``."""
+        return [f"--{self.backend}", getattr(self, which)]
+
+    def store(self, which: str) -> Any:
+        """A read-only store on database ``which``."""
+        from serde_kit.tools.stores import open_store
+
+        return open_store(**{self.backend: getattr(self, which)})
+
+
+def build_databases(backend: str, tmp: Path, *, new_dsn: Any = None) -> Databases:
+    """Populate mixed / plain / encrypted databases for ``backend``.
+
+    The user module is importable only while the graphs run.
+    """
+    with pytest.MonkeyPatch.context() as mp, user_module(tmp, mp) as um:
+        records: dict[str, ThreadRecord] = {}
+        if backend == "sqlite":
+            paths = {name: str(tmp / f"{name}.sqlite") for name in ("mixed", "plain", "encrypted")}
+            records.update(populate_sqlite(Path(paths["mixed"]), um.module, ("plain", "encrypted", "legacy")))
+            populate_sqlite(Path(paths["plain"]), um.module, ("plain",))
+            populate_sqlite(Path(paths["encrypted"]), um.module, ("encrypted",))
+        else:
+            paths = {name: new_dsn(f"inspect_{name}") for name in ("mixed", "plain", "encrypted")}
+            records.update(populate_postgres(paths["mixed"], um.module, ("plain", "encrypted", "legacy")))
+            populate_postgres(paths["plain"], um.module, ("plain",))
+            populate_postgres(paths["encrypted"], um.module, ("encrypted",))
+    um.module = None
+    return Databases(backend, paths["mixed"], paths["plain"], paths["encrypted"], records, um)
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def dbs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Databases:
+    """Graph-written databases on SQLite and on PostgreSQL (one module-scoped set each)."""
+    tmp = tmp_path_factory.mktemp(f"inspect-{request.param}")
+    if request.param == "sqlite":
+        return build_databases("sqlite", tmp)
+    server = request.getfixturevalue("postgres_server")
+    return build_databases("postgres", tmp, new_dsn=server.new_database)
 
 
 def keyring_env() -> dict[str, str]:
