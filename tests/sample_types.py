@@ -104,3 +104,10 @@ class Summary(BaseModel):
     @property
     def size(self) -> int:
         return len(self.parts)
+
+
+class Opaque:
+    """A plain class serde_kit has no encoding for (pickle fallback tests)."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Opaque
