@@ -10,6 +10,7 @@ import enum
 import json
 import pathlib
 import pickle
+import subprocess
 import sys
 import uuid
 
@@ -343,3 +344,26 @@ def test_random_ext_structures_give_data_or_a_decode_error(value):
     except DecodeError:
         return
     json.dumps(got, allow_nan=False)
+
+
+def test_chain_of_deep_ext_payloads_does_not_crash_the_interpreter():
+    """Each ormsgpack call recurses on the C stack; nested ext payloads must not stack those calls."""
+    script = r"""
+import ormsgpack
+from serde_kit.errors import MalformedDataError
+from serde_kit.tools.render import render_msgpack
+blob = ormsgpack.packb(None)
+for _ in range(40):
+    blob = ormsgpack.packb(ormsgpack.Ext(7, b"\x91" * 900 + blob))
+for bound in (256, 100_000):
+    try:
+        render_msgpack(blob, max_depth=bound)
+    except MalformedDataError:
+        pass
+    else:
+        raise SystemExit("expected MalformedDataError")
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
