@@ -110,7 +110,7 @@ class EncryptedSerializer:
             )
         if inner is None:
             inner = _default_inner()
-        elif not (callable(getattr(inner, "dumps_typed", None)) and callable(getattr(inner, "loads_typed", None))):
+        elif not all(callable(getattr(inner, m, None)) for m in ("dumps_typed", "loads_typed")):
             raise TypeError(
                 f"inner must have dumps_typed/loads_typed, got {type(inner).__name__}"
             )

@@ -75,7 +75,9 @@ def test_cross_read_between_inner_serializers() -> None:
     assert EncryptedSerializer(a, KR).loads_typed(row) == {"k": [1, 2]}
 
 
-@pytest.mark.parametrize(("writer", "reader"), [("cryptography", "pycryptodome"), ("pycryptodome", "cryptography")])
+@pytest.mark.parametrize(
+    ("writer", "reader"), [("cryptography", "pycryptodome"), ("pycryptodome", "cryptography")]
+)
 def test_backends_cross_read(writer: str, reader: str) -> None:
     w = EncryptedSerializer(JsonPlusSerializer(), KR, backend=writer)
     r = EncryptedSerializer(JsonPlusSerializer(), KR, backend=reader)
@@ -85,7 +87,11 @@ def test_backends_cross_read(writer: str, reader: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=st.binary(max_size=2048), nonce=st.binary(min_size=12, max_size=12), tag=st.sampled_from(["bytes", "msgpack", "x.y_z-1"]))
+@given(
+    data=st.binary(max_size=2048),
+    nonce=st.binary(min_size=12, max_size=12),
+    tag=st.sampled_from(["bytes", "msgpack", "x.y_z-1"]),
+)
 def test_backends_byte_identical_for_any_input(data: bytes, nonce: bytes, tag: str) -> None:
     a = EncryptedSerializer(JsonPlusSerializer(), KR, backend="cryptography")
     b = EncryptedSerializer(JsonPlusSerializer(), KR, backend="pycryptodome")
@@ -194,7 +200,9 @@ class _BadInner:
         return data
 
 
-@pytest.mark.parametrize(("tag", "data"), [("a+b", b"x"), (None, b"x"), ("msgpack", "str"), ("msgpack", None)])
+@pytest.mark.parametrize(
+    ("tag", "data"), [("a+b", b"x"), (None, b"x"), ("msgpack", "str"), ("msgpack", None)]
+)
 def test_inner_returning_bad_row_is_encode_error(tag: object, data: object) -> None:
     serde = EncryptedSerializer(_BadInner(tag, data), KR)
     with pytest.raises(EncodeError):
