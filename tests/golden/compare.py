@@ -219,3 +219,55 @@ def _tname(x: Any) -> str:
 def _short(x: Any, limit: int = 120) -> str:
     r = repr(x)
     return r if len(r) <= limit else r[:limit] + "..."
+
+
+def assert_no_worse(actual: Any, candidates: dict[str, Any], path: str = "$") -> None:
+    """Pass when each part of ``actual`` exactly matches the same part of some candidate.
+
+    Used for "at least as good as the stock reader": a value may be exact in
+    one field (a ZoneInfo kept) and stock-shaped in another (a blocked model
+    returned as its payload dict). Containers are walked only where ``actual``
+    and a candidate have the same container type and the same keys or length.
+    """
+    problem = _diff_no_worse(actual, list(candidates.items()), path)
+    if problem is not None:
+        raise AssertionError(problem)
+
+
+def _diff_no_worse(a: Any, cands: list[tuple[str, Any]], path: str) -> str | None:
+    diffs = []
+    for label, c in cands:
+        d = _diff(a, c, path)
+        if d is None:
+            return None
+        diffs.append(f"vs {label}: {d}")
+    if type(a) is dict:
+        shaped = [(lbl, c) for lbl, c in cands if type(c) is dict and same(list(c), list(a))]
+        if shaped:
+            for key in a:
+                d = _diff_no_worse(a[key], [(lbl, c[key]) for lbl, c in shaped], f"{path}[{key!r}]")
+                if d:
+                    return d
+            return None
+    if type(a) in (list, tuple):
+        shaped = [(lbl, c) for lbl, c in cands if type(c) is type(a) and len(c) == len(a)]
+        if shaped:
+            for i, x in enumerate(a):
+                d = _diff_no_worse(x, [(lbl, c[i]) for lbl, c in shaped], f"{path}[{i}]")
+                if d:
+                    return d
+            return None
+    return f"{path}: matches none of the accepted results:\n  " + "\n  ".join(diffs)
+
+
+def with_arrays(value: Any, *, writeable: bool) -> Any:
+    """A copy of ``value`` whose numpy arrays (in dicts, lists, tuples) have ``writeable`` set."""
+    if np is not None and isinstance(value, np.ndarray):
+        arr = value.copy(order="K")
+        arr.setflags(write=writeable)
+        return arr
+    if type(value) is dict:
+        return {k: with_arrays(v, writeable=writeable) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(with_arrays(v, writeable=writeable) for v in value)
+    return value
