@@ -64,6 +64,7 @@ _DEFAULT_ENTRIES: frozenset[tuple[str, str]] = frozenset(
         ("builtins", "set"),
         ("builtins", "frozenset"),
         ("builtins", "tuple"),
+        ("builtins", "dict"),
         ("builtins", "int"),
         ("builtins", "complex"),
         ("collections", "deque"),

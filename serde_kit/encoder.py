@@ -22,9 +22,10 @@ from .ext.stdlib import EncodeFn
 #: The reader enforces the same bound, so nothing written is unreadable.
 MAX_EXT_DEPTH = 64
 
+# Without OPT_NON_STR_KEYS ormsgpack refuses any non-str key instead of silently
+# writing datetime/UUID/enum keys as strings; such dicts take the slow path below.
 OPTIONS = (
-    ormsgpack.OPT_NON_STR_KEYS
-    | ormsgpack.OPT_PASSTHROUGH_BIG_INT
+    ormsgpack.OPT_PASSTHROUGH_BIG_INT
     | ormsgpack.OPT_PASSTHROUGH_DATACLASS
     | ormsgpack.OPT_PASSTHROUGH_DATETIME
     | ormsgpack.OPT_PASSTHROUGH_ENUM
@@ -32,6 +33,9 @@ OPTIONS = (
     | ormsgpack.OPT_PASSTHROUGH_TUPLE
     | ormsgpack.OPT_PASSTHROUGH_UUID
 )
+OPTIONS_NON_STR_KEYS = OPTIONS | ormsgpack.OPT_NON_STR_KEYS
+_KEY_ERROR = "Dict key must be str"
+_I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
 
 _RESOLVERS: tuple[Callable[[type], EncodeFn | None], ...] = (
     langgraph.resolve,
@@ -66,7 +70,7 @@ class Encoder:
         """msgpack bytes for ``obj``; raises :class:`EncodeError` if any part has no faithful encoding."""
         call = _EncodeCall(self._table, self._resolve)
         try:
-            return ormsgpack.packb(obj, default=call.default, option=OPTIONS)
+            return call.pack_level(obj)
         except (TypeError, ValueError, RecursionError) as exc:
             if call.error is not None:
                 raise call.error from None
@@ -161,9 +165,20 @@ class _EncodeCall:
     def _pack_level(self, payload: Any) -> bytes:
         self.depth += 1
         try:
-            return ormsgpack.packb(payload, default=self.default, option=OPTIONS)
+            return self.pack_level(payload)
         finally:
             self.depth -= 1
+
+    def pack_level(self, value: Any) -> bytes:
+        """Pack ``value``; dicts with non-str keys go through :func:`_with_faithful_keys`."""
+        try:
+            return ormsgpack.packb(value, default=self.default, option=OPTIONS)
+        except TypeError as exc:
+            if self.error is not None or _KEY_ERROR not in str(exc):
+                raise
+        return ormsgpack.packb(
+            _with_faithful_keys(value, self), default=self.default, option=OPTIONS_NON_STR_KEYS
+        )
 
 
 def _describe_engine_error(exc: BaseException) -> str:
@@ -176,3 +191,28 @@ def _describe_engine_error(exc: BaseException) -> str:
     if "Recursion" in text or isinstance(exc, RecursionError):
         return "value nests too deeply or contains a reference cycle"
     return f"cannot encode value: {text}"
+
+
+def _native_key(key: Any) -> bool:
+    """Keys ormsgpack writes and reads back unchanged (tuples come back as tuples)."""
+    cls = type(key)
+    if cls is str or cls is float or cls is bool or key is None or cls is bytes:
+        return True
+    if cls is int:
+        return _I64_MIN <= key <= _U64_MAX
+    if cls is tuple:
+        return all(_native_key(part) for part in key)
+    return False
+
+
+def _with_faithful_keys(value: Any, call: _EncodeCall) -> Any:
+    """Copy of the plain containers in ``value`` where every dict whose keys ormsgpack
+    would change (datetime, UUID, enum, big int ...) becomes an ext of its items."""
+    cls = type(value)
+    if cls is list:
+        return [_with_faithful_keys(item, call) for item in value]
+    if cls is not dict:
+        return value  # other objects reach ``default`` and pack their own payloads
+    if all(_native_key(key) for key in value):
+        return {key: _with_faithful_keys(item, call) for key, item in value.items()}
+    return stdlib.dict_items_ext(value, call)

@@ -61,6 +61,11 @@ def _mapping(obj: dict, call: Any) -> Ext:
     return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "collections", type(obj).__name__, dict(obj))
 
 
+def dict_items_ext(obj: dict, call: Any) -> Ext:
+    """A dict whose keys msgpack cannot hold faithfully, as ``dict([[key, value], ...])``."""
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict", [[k, v] for k, v in obj.items()])
+
+
 def _int(obj: int, call: Any) -> Ext:
     # Beyond 64 bits. Hex, because int(str) refuses more than 4300 decimal digits.
     return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "builtins", "int", [format(obj, "x"), 16])
@@ -124,6 +129,7 @@ REBUILDERS.update(
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple"): lambda env: tuple(_expect(env[2], list, "items")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(_expect(env[2], list, "items")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(_expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict"): lambda env: dict(_pairs(env[2])),
         (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque"): lambda env: collections.deque(_expect(env[2], list, "items")),
         (codes.CONSTRUCTOR_POS_ARGS, "collections", "deque"): _rebuild_deque_args,
         (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "OrderedDict"): lambda env: collections.OrderedDict(_expect(env[2], dict, "items")),
@@ -135,6 +141,13 @@ REBUILDERS.update(
         (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: uuid.UUID(hex=_expect(env[2], str, "UUID hex")),
     }
 )  # fmt: skip
+
+
+def _pairs(items: Any) -> list:
+    items = _expect(items, list, "dict items")
+    if not all(type(pair) is list and len(pair) == 2 for pair in items):
+        raise TypeError("dict items must be [key, value] pairs")
+    return items
 
 
 def _numbers(args: Any, count: int) -> list:
