@@ -1,0 +1,31 @@
+"""Shared pieces of the fuzz harnesses: import paths, tag table, value builder.
+
+The harnesses run as scripts (``python fuzz/fuzz_decode.py ...``), so this
+module puts the repository root and ``tests/`` (for the user test types and
+the strict comparison helper) on ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+for p in (str(REPO), str(REPO / "tests")):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+#: First input byte picks the type tag; the stored tags first, then wrong ones.
+TAGS = ["msgpack", "json", "bytes", "bytearray", "null", "pickle", "", "msgpack+aesgcm", "Msgpack", "msgpack\x00"]
+
+
+def split_tagged(data: bytes, tags: list[str] = TAGS) -> tuple[str, bytes]:
+    """Input format of the decode and encrypted harnesses: tag selector byte + payload."""
+    if not data:
+        return tags[0], b""
+    return tags[data[0] % len(tags)], data[1:]
+
+
+def join_tagged(tag: str, payload: bytes, tags: list[str] = TAGS) -> bytes:
+    """Inverse of :func:`split_tagged` (for writing seed corpora)."""
+    return bytes([tags.index(tag)]) + payload

@@ -1,0 +1,98 @@
+"""What each harness checks for one input, importable without atheris instrumentation.
+
+The harnesses call these from ``TestOneInput``; tests/test_fuzz_regressions.py
+replays every saved finding (fuzz/regressions/<harness>/*) through the same
+function, so a fixed bug stays fixed.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+import _common
+
+import strategy_types as T
+
+logging.getLogger("langgraph").setLevel(logging.ERROR)  # the stock reader logs every unregistered type
+
+K1 = bytes(range(32))
+K2 = bytes(range(100, 132))
+LEGACY_KEY = b"0123456789abcdef0123456789abcdef"  # the raw bytes of a LANGGRAPH_AES_KEY text
+ENC_TAGS = [
+    "msgpack+aesgcm", "bytes+aesgcm", "null+aesgcm", "bytearray+aesgcm", "json+aesgcm",
+    "msgpack+aes", "bytes+aes", "msgpack", "bytes", "msgpack+aesgcm+x", "+aesgcm", "msgpack+rot13",
+]  # fmt: skip
+
+_cache: dict[str, Any] = {}
+
+
+def _serializers() -> dict[str, Any]:
+    if not _cache:
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        from serde_kit import Serializer
+        from serde_kit.crypto import EncryptedSerializer, Keyring
+
+        inner = Serializer(allow=T.USER_TYPES)
+        ring = Keyring({"k1": K1, "k2": K2}, primary="k2", legacy_key=LEGACY_KEY)
+        _cache.update(
+            strict=inner,
+            lenient=Serializer(allow=T.USER_TYPES, lenient=True),
+            stock=(JsonPlusSerializer(allowed_msgpack_modules=True), JsonPlusSerializer(allowed_msgpack_modules=None)),
+            enc=EncryptedSerializer(inner, ring),
+            enc_plain=EncryptedSerializer(inner, ring, allow_plaintext=True),
+            ring=ring,
+        )
+    return _cache
+
+
+def check_decode(data: bytes) -> None:
+    """Arbitrary tag + bytes: only SerdeError may escape loads_typed."""
+    from serde_kit.errors import SerdeError
+
+    s = _serializers()
+    tag, payload = _common.split_tagged(data)
+    serde = s["lenient"] if data and data[0] >= 128 else s["strict"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lenient mode warns by design
+        try:
+            serde.loads_typed((tag, payload))
+        except SerdeError:
+            pass
+
+
+def check_roundtrip(data: bytes) -> None:
+    """Build a value from the bytes; exact round trip; the stock readers read our bytes."""
+    import atheris
+
+    import values
+    from compare import assert_same
+
+    s = _serializers()
+    value = values.build(atheris.FuzzedDataProvider(data))
+    stored = s["strict"].dumps_typed(value)
+    assert_same(value, s["strict"].loads_typed(stored))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for reader in s["stock"]:
+            reader.loads_typed(stored)
+
+
+def check_encrypted(data: bytes) -> None:
+    """Mutated encrypted rows: only SerdeError (crypto or header/inner decode errors) may escape."""
+    from serde_kit.errors import SerdeError
+
+    s = _serializers()
+    tag, blob = _common.split_tagged(data, ENC_TAGS)
+    serde = s["enc_plain"] if data and data[0] >= 128 else s["enc"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            serde.loads_typed((tag, blob))
+        except SerdeError:
+            pass
+
+
+CHECKS = {"fuzz_decode": check_decode, "fuzz_roundtrip": check_roundtrip, "fuzz_encrypted": check_encrypted}

@@ -1,0 +1,36 @@
+"""Fuzz EncryptedSerializer.loads_typed on mutated encrypted rows.
+
+Input: first byte picks the stored tag (``ENC_TAGS``) and whether plaintext
+rows are allowed; the rest is the blob. Seeds are valid rows (ours under k1
+and k2, LangGraph's own ``+aes`` EAX rows, plaintext rows). Only
+DecryptionError, UnknownKeyError, PlaintextRefusedError or another
+SerdeError (header parsing, inner decoding) may escape.
+
+    python fuzz/fuzz_encrypted.py -max_total_time=60 fuzz/corpus/fuzz_encrypted
+"""
+
+from __future__ import annotations
+
+import sys
+
+import _common  # noqa: F401  (sys.path)
+import atheris
+
+with atheris.instrument_imports(include=["serde_kit"]):
+    import serde_kit  # noqa: F401
+    import serde_kit.crypto  # noqa: F401
+
+import checks
+
+
+def TestOneInput(data: bytes) -> None:
+    checks.check_encrypted(data)
+
+
+def main() -> None:
+    atheris.Setup(sys.argv, TestOneInput)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

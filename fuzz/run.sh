@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Run every fuzz harness for SECONDS each (default 60), one after another (one core).
+#   fuzz/run.sh 60                 # time-bounded
+#   FUZZ_RUNS=1000000 fuzz/run.sh  # execution-bounded instead (no time limit)
+#   FUZZ_HARNESSES="fuzz_decode" fuzz/run.sh 30
+# New interesting inputs go to a scratch dir, not the committed seed corpus;
+# crashes land in fuzz/crashes/<harness>/ (git-ignored). Exit 1 if any harness crashed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH="${1:-60}"
+PY="${PYTHON:-.venv/bin/python}"
+HARNESSES="${FUZZ_HARNESSES:-fuzz_decode fuzz_roundtrip fuzz_encrypted}"
+SCRATCH="$(mktemp -d)"
+trap 'rm -rf "$SCRATCH"' EXIT
+status=0
+for h in $HARNESSES; do
+    mkdir -p "fuzz/crashes/$h" "$SCRATCH/$h"
+    if [[ -n "${FUZZ_RUNS:-}" ]]; then limit="-atheris_runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECONDS_EACH"; fi
+    echo "== $h ($limit)"
+    start=$(date +%s)
+    "$PY" "fuzz/$h.py" "$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="fuzz/crashes/$h/" "$SCRATCH/$h" "fuzz/corpus/$h" 2>&1 | tee "$SCRATCH/$h.log" \
+        | grep -E "^(INFO: Seed|#[0-9]+ +DONE|stat::|==[0-9]+== ERROR|Uncaught|.*Error)" || true
+    rc=${PIPESTATUS[0]}
+    echo "== $h exit=$rc seconds=$(( $(date +%s) - start ))"
+    if [[ $rc -ne 0 ]]; then
+        status=1
+        tail -n 40 "$SCRATCH/$h.log"
+    fi
+done
+exit $status
