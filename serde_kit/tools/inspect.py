@@ -492,7 +492,8 @@ def _fetch_writes(
         store,
         f"SELECT task_id, {task_path}, idx, channel, type, {blob_col} FROM {table} "
         "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
-        "ORDER BY task_path, task_id, idx",
+        # by position: databases from before task_path existed select '' instead
+        "ORDER BY 2, 1, 3",
         [thread_id, ns, checkpoint_id],
     )
     return [

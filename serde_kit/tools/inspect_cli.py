@@ -148,11 +148,7 @@ def _format_view(view: Any, *, width: int | None) -> str:
     else:
         lines.append(f"stored as   {row.get('storage')}")
     lines.append(f"next        {_format_next(view)}")
-    if isinstance(view.checkpoint, dict) and "$encrypted" in view.checkpoint:
-        lines.append(f"checkpoint  {brief(view.checkpoint)}")
-    elif isinstance(view.checkpoint, dict) and "$error" in view.checkpoint:
-        lines.append(f"checkpoint  {brief(view.checkpoint)}")
-    elif isinstance(view.checkpoint, dict) and view.checkpoint.get("ts"):
+    if isinstance(view.checkpoint, dict) and view.checkpoint.get("ts"):
         lines.append(f"written     {view.checkpoint.get('ts')}")
     lines.append("")
     if view.channel_values:
@@ -161,8 +157,10 @@ def _format_view(view: Any, *, width: int | None) -> str:
             for name, value in view.channel_values.items()
         ]
         lines.append(table(["CHANNEL", "STORED", "VALUE"], rows))
+    elif isinstance(view.checkpoint, dict) and ("$encrypted" in view.checkpoint or "$error" in view.checkpoint):
+        lines.append(f"channel values: {brief(view.checkpoint)}")
     else:
-        lines.append("(no channel values readable)")
+        lines.append("channel values: none")
     lines.append("")
     if view.pending_writes:
         lines.append(f"pending writes ({len(view.pending_writes)}):")

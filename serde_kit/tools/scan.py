@@ -156,7 +156,11 @@ class ScanReport:
 
 
 def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
-    """``(module, name, code)`` of every ext value in rendered data (depth-first)."""
+    """``(module, name, code)`` of every ext value in rendered data.
+
+    ``code`` is the ext code (0-7), ``"json"`` for a legacy LangChain
+    constructor, or ``"pickle"`` for a global a pickle row names.
+    """
     stack = [rendered]
     while stack:
         v = stack.pop()
@@ -164,7 +168,11 @@ def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
             stack.extend(v)
         elif isinstance(v, dict):
             t, code = v.get("$type"), v.get("$code")
-            if isinstance(t, str) and code is not None:
+            if t == "pickle" and isinstance(v.get("globals"), list):
+                for dotted in v["globals"]:
+                    module, _, name = str(dotted).rpartition(".")
+                    yield module, name, "pickle"
+            elif isinstance(t, str) and code is not None:
                 if code == 6:
                     yield "numpy", "ndarray", 6
                 elif code != 7:

@@ -409,3 +409,38 @@ def test_tools_never_write(dbs: Databases, capsys, monkeypatch):
     assert main(["allowlist", "scan", *dbs.args("mixed")]) == 0
     assert main(["audit", *dbs.args("mixed")]) == 1
     assert _digest(dbs) == before
+
+
+# -- other layouts -------------------------------------------------------------------
+
+
+def test_sqlite_database_from_before_task_path(tmp_path, capsys):
+    """Old SqliteSaver databases have no writes.task_path column; inspect still reads them."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import START, StateGraph
+
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    builder = StateGraph(int)
+    builder.add_node("add_one", lambda x: x + 1)
+    builder.add_edge(START, "add_one")
+    graph = builder.compile(checkpointer=SqliteSaver(conn))
+    graph.invoke(1, {"configurable": {"thread_id": "t"}})
+    conn.execute("ALTER TABLE writes DROP COLUMN task_path")
+    conn.commit()
+    conn.close()
+
+    assert main(["inspect", "--sqlite", str(path), "--thread", "t", "--history", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [h["metadata"]["step"] for h in history] == [1, 0, -1]
+    assert history[0]["channel_values"]["__root__"] == 2
+    assert {w["task_path"] for h in history for w in h["pending_writes"]} == {""}
+    assert sum(len(h["pending_writes"]) for h in history) > 0
+
+
+@pytest.mark.postgres
+def test_postgres_database_without_saver_tables(postgres_server, capsys):
+    dsn = postgres_server.new_database("not_langgraph")
+    assert main(["inspect", "--postgres", dsn]) == 1
+    err = capsys.readouterr().err
+    assert "error: ConfigError:" in err and "not a LangGraph PostgresSaver database" in err

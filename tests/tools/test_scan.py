@@ -151,3 +151,40 @@ def test_cli_scan_without_keys_says_what_was_skipped(dbs: Databases, capsys):
     out = capsys.readouterr().out
     assert f"encrypted under key id {KEY_ID} were skipped: no key" in out
     assert "no ext types found" in out
+
+
+class _LegacyWriter:
+    """Writes rows the way older LangGraph versions did: ``json`` rows with LangChain
+    constructors, and ``pickle`` rows from the pickle fallback."""
+
+    def dumps_typed(self, obj):
+        import pickle
+
+        if isinstance(obj, dict) and obj.get("kind") == "pickled":
+            return "pickle", pickle.dumps(obj["payload"])
+        doc = {"lc": 2, "type": "constructor", "id": ["myapp", "models", "Doc"], "kwargs": {"title": "t"}}
+        return "json", json.dumps({"value": obj if isinstance(obj, (int, str)) else None, "doc": doc}).encode()
+
+    def loads_typed(self, data):
+        raise NotImplementedError
+
+
+def test_legacy_json_and_pickle_rows_are_listed(tmp_path):
+    import datetime
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "legacy.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = SqliteSaver(conn, serde=_LegacyWriter())
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}
+    saver.put_writes(config, [("a", 1), ("b", {"kind": "pickled", "payload": datetime.date(2020, 1, 1)})], "task-1")
+    conn.close()
+
+    from serde_kit.tools.stores import open_store
+
+    with open_store(sqlite=str(path)) as store:
+        report = scan_store(store)
+    assert found(report) == {("myapp.models", "Doc", "json"), ("datetime", "date", "pickle")}
+    assert report.rows_failed == 0
