@@ -258,9 +258,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the SQLite file lives (default: ./demo-data, recreated by --phase all)")
     args = parser.parse_args(argv)
     data_dir: Path = args.data_dir.resolve()
+    if args.phase in ("resume", "history") and not (data_dir / DB_NAME).is_file():
+        print(f"error: no demo database at {data_dir / DB_NAME}; "
+              "run `python -m serde_kit.demo --phase start` first", file=sys.stderr)
+        return 1
     if args.phase == "all":
         run_story(data_dir)
     elif args.phase == "start":
+        data_dir.mkdir(parents=True, exist_ok=True)
         phase_start(data_dir)
     elif args.phase == "resume":
         phase_resume(data_dir)
