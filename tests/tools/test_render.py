@@ -367,3 +367,21 @@ print("ok")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
+
+
+def test_rendering_imports_no_library_named_in_the_data():
+    script = r"""
+import sys, ormsgpack
+from serde_kit.tools.render import render_msgpack
+blob = ormsgpack.packb([
+    ormsgpack.Ext(6, ormsgpack.packb(["<f8", [2], "C", bytes(16)])),
+    ormsgpack.Ext(5, ormsgpack.packb(["pydantic.main", "BaseModel", {}, "model_validate_json"])),
+    ormsgpack.Ext(2, ormsgpack.packb(["langgraph.types", "Interrupt", {"value": 1}])),
+    ormsgpack.Ext(5, ormsgpack.packb(["langchain_core.messages.human", "HumanMessage", {}, "model_validate_json"])),
+])
+assert render_msgpack(blob)[0]["preview"] == [0.0, 0.0]
+print(sorted(m for m in ("numpy", "pydantic", "langgraph", "langchain_core") if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
