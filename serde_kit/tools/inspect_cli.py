@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -192,11 +193,17 @@ def _format_history(views: list[Any]) -> str:
 
 
 def _emit(args: argparse.Namespace, data: Any, text: Callable[[], str]) -> None:
-    if args.json:
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-        sys.stdout.write("\n")
-    else:
-        print(text())
+    try:
+        if args.json:
+            json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
+            sys.stdout.write("\n")
+        else:
+            print(text())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `serde-kit inspect ... | head`: the reader left; stop quietly, and keep
+        # the interpreter's final flush from raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _progress(args: argparse.Namespace, total: int) -> tuple[Callable[[int], None] | None, Any]:
