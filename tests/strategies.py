@@ -326,7 +326,11 @@ def hashable_values(*, stock: bool = False) -> st.SearchStrategy[Any]:
 
 def _dict_keys(stock: bool) -> st.SearchStrategy[Any]:
     i = small_ints if stock else ints
-    return st.one_of(texts, i, st.tuples(short_texts, i))
+    plain = st.one_of(texts, i, st.tuples(short_texts, i))
+    if stock:
+        return plain
+    # Any hashable value may be a key, and must come back with its own type.
+    return st.one_of(plain, hashable_values(), nones, bools, naive_datetimes, fixed_datetimes)
 
 
 def _containers(children: st.SearchStrategy[Any], *, stock: bool) -> st.SearchStrategy[Any]:
