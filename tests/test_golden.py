@@ -30,7 +30,7 @@ if str(_ROOT) not in sys.path:
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
 
-from serde_kit import EncodeError, Serializer  # noqa: E402
+from serde_kit import BlockedTypeError, EncodeError, Serializer  # noqa: E402
 from tests.golden.cases import CASES, GOLDEN_CASES, STOCK_VERSION, Case  # noqa: E402
 from tests.golden.compare import assert_no_worse, assert_same, same, with_arrays  # noqa: E402
 from tests.golden.golden_types import ALL_TYPES  # noqa: E402
@@ -139,6 +139,22 @@ def test_serde_kit_reads_stock_bytes(case: Case, serde: Serializer) -> None:
         candidates["stock result with writeable arrays"] = with_arrays(case.expected_value(), writeable=True)
         candidates["exact value"] = case.exact_value()
     _check_one_of(result, candidates)
+
+
+USER_TYPE_CASES = [
+    c for c in GOLDEN_CASES
+    if MANIFEST["cases"][c.name]["tag"] == "msgpack" and b"tests.golden.golden_types" in golden(c.name)[1]
+]
+
+
+@pytest.mark.parametrize("case", USER_TYPE_CASES, ids=lambda c: c.name)
+def test_default_serializer_blocks_user_types_in_stock_bytes(case: Case) -> None:
+    # Safe by default: without allow=[...] a stored user type is refused, by name.
+    with pytest.raises(BlockedTypeError) as info:
+        Serializer().loads_typed(golden(case.name))
+    assert info.value.module == "tests.golden.golden_types"
+    assert info.value.name in {t.__name__ for t in ALL_TYPES}
+    assert info.value.name in str(info.value)
 
 
 def test_stock_reader_still_gives_the_recorded_results() -> None:
