@@ -21,7 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.crypto import EncryptedSerializer, Keyring, RowInfo, load_keyring
+from serde_kit.crypto import (
+    CIPHER_NAME,
+    LEGACY_CIPHER_NAME,
+    EncryptedSerializer,
+    Keyring,
+    RowInfo,
+    blob_key_id,
+    load_keyring,
+)
 from serde_kit.crypto.keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID
 from serde_kit.errors import ConfigError, SerdeError
 from serde_kit.tools.render import render_typed
@@ -56,14 +64,14 @@ def keyring_from_env(environ: Mapping[str, str] | None = None) -> Keyring | None
     :class:`~serde_kit.errors.KeyringError`.
     """
     env = os.environ if environ is None else environ
-    if not any(env.get(v) for v in (ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR)):
+    if not any(v in env for v in (ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR)):
         return None
-    if env.get(ENV_VAR) or env.get(FILE_ENV_VAR):
+    if ENV_VAR in env or FILE_ENV_VAR in env:
         return load_keyring(environ=env)
-    # Only LANGGRAPH_AES_KEY: a keyring that can read stock "+aes" rows. The
-    # placeholder primary is never used for writing (the tools here only read).
+    # Only LANGGRAPH_AES_KEY: a keyring that can read stock "+aes" rows. Its
+    # primary is a throwaway random key (the tools here never encrypt).
     legacy = env[LEGACY_ENV_VAR].encode()
-    return Keyring({"inspect-none": bytes(32)}, primary="inspect-none", legacy_key=legacy)
+    return Keyring({"inspect-none": os.urandom(32)}, primary="inspect-none", legacy_key=legacy)
 
 
 class _NoInner:
@@ -101,14 +109,12 @@ class RowDecoder:
         if "+" not in tag:
             return RowInfo("plaintext", tag, None)
         inner, _, cipher = tag.partition("+")
-        if cipher == "aesgcm":
-            from serde_kit.crypto import blob_key_id
-
+        if cipher == CIPHER_NAME:
             try:
                 return RowInfo("aesgcm", inner, blob_key_id(blob or b""))
             except SerdeError:
                 return RowInfo("unknown", inner, None)
-        if cipher == "aes":
+        if cipher == LEGACY_CIPHER_NAME:
             return RowInfo("legacy", inner, LEGACY_KEY_ID)
         return RowInfo("unknown", inner, None)
 
