@@ -5,7 +5,8 @@ Those rows hold LangChain envelopes: ``{"lc": 2, "type": "constructor", "id":
 objects and ``{"lc": 1, ...}`` for langchain-core objects such as messages.
 lc:2 envelopes go through serde_kit's allowlist; a ``method`` is honoured only
 from the fixed table (``datetime.fromisoformat`` and friends). lc:1 envelopes
-are revived by langchain-core's own reviver restricted to message classes.
+are revived by langchain-core's own reviver restricted to message classes and
+``Document``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import DecodeError, MalformedDataError, RebuildError, SerdeError
+from .errors import BlockedTypeError, DecodeError, MalformedDataError, RebuildError, SerdeError
 from .decoder import _Blocked, _import
 
 
@@ -79,6 +80,24 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
         ) from exc
 
 
+_REVIVERS: list[Any] = []
+
+
+def _lc1_reviver(reviver_cls: Any) -> tuple[Any, frozenset[str]]:
+    """langchain-core's reviver, and the class names serde_kit lets it build:
+    messages and Document (the langchain types of the default allowlist)."""
+    if not _REVIVERS:
+        from langchain_core import messages
+
+        names = {
+            name
+            for name in dir(messages)
+            if isinstance(obj := getattr(messages, name), type) and issubclass(obj, messages.BaseMessage)
+        }
+        _REVIVERS.append((reviver_cls(allowed_objects="core"), frozenset(names | {"Document"})))
+    return _REVIVERS[0]
+
+
 def _revive_lc1(value: dict) -> Any:
     try:
         from langchain_core.load.load import Reviver
@@ -86,8 +105,19 @@ def _revive_lc1(value: dict) -> Any:
         raise DecodeError(
             "this legacy json row holds langchain-core objects; install langchain-core to read it"
         ) from None
+    reviver, allowed = _lc1_reviver(Reviver)
+    ident = value.get("id")
+    if value.get("type") == "constructor" and not (
+        isinstance(ident, list) and ident and ident[-1] in allowed
+    ):
+        raise BlockedTypeError(
+            f"refused to revive legacy langchain object {ident!r}: only langchain-core "
+            "messages and Document are revived from legacy json rows",
+            module=".".join(map(str, ident[:-1])) if isinstance(ident, list) else "?",
+            name=str(ident[-1]) if isinstance(ident, list) and ident else "?",
+        )
     try:
-        return Reviver(allowed_objects="messages")(value)
+        return reviver(value)
     except Exception as exc:
         ident = value.get("id")
         raise RebuildError(

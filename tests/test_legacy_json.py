@@ -46,3 +46,9 @@ def test_lc1_messages_revive():
 def test_invalid_json():
     with pytest.raises(MalformedDataError):
         Serializer().loads_typed(("json", b"{not json"))
+
+
+def test_lc1_non_message_classes_are_refused():
+    data = row({"lc": 1, "type": "constructor", "id": ["langchain", "chat_models", "openai", "ChatOpenAI"], "kwargs": {}})
+    with pytest.raises(BlockedTypeError, match="ChatOpenAI"):
+        Serializer().loads_typed(data)

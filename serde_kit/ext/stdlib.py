@@ -127,8 +127,8 @@ def _rebuild_deque_args(env: list) -> collections.deque:
 REBUILDERS.update(
     {
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple"): lambda env: tuple(_expect(env[2], list, "items")),
-        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(_expect(env[2], list, "items")),
-        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(_expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(_set_items(env[2])),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(_set_items(env[2])),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict"): lambda env: dict(_pairs(env[2])),
         (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque"): lambda env: collections.deque(_expect(env[2], list, "items")),
         (codes.CONSTRUCTOR_POS_ARGS, "collections", "deque"): _rebuild_deque_args,
@@ -141,6 +141,18 @@ REBUILDERS.update(
         (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: uuid.UUID(hex=_expect(env[2], str, "UUID hex")),
     }
 )  # fmt: skip
+
+
+def _set_items(items: Any) -> list:
+    # Set elements are hashable, so a list element can only be a tuple that the
+    # stock writer turned into an array; serde_kit itself writes tuples as ext.
+    return [_list_to_tuple(item) for item in _expect(items, list, "items")]
+
+
+def _list_to_tuple(item: Any) -> Any:
+    if type(item) is list:
+        return tuple(_list_to_tuple(part) for part in item)
+    return item
 
 
 def _pairs(items: Any) -> list:
