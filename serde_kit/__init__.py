@@ -1,6 +1,9 @@
 """serde_kit: safe, exact, fast serialization and operable encryption for LangGraph savers."""
 
 from .allowlist import Allowlist as Allowlist
+from .crypto import EncryptedSerializer as EncryptedSerializer
+from .crypto import Keyring as Keyring
+from .crypto import load_keyring as load_keyring
 from .errors import (
     BlockedTypeError as BlockedTypeError,
     ConfigError as ConfigError,
@@ -28,6 +31,8 @@ __all__ = [
     "DecodeError",
     "DecryptionError",
     "EncodeError",
+    "EncryptedSerializer",
+    "Keyring",
     "KeyringError",
     "LenientDecodeWarning",
     "MalformedDataError",
@@ -38,4 +43,5 @@ __all__ = [
     "Serializer",
     "UnknownKeyError",
     "UnknownTagError",
+    "load_keyring",
 ]
