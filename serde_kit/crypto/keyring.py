@@ -33,6 +33,7 @@ import binascii
 import datetime as _dt
 import os
 import secrets
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -173,7 +174,8 @@ class Keyring:
         """
         p = Path(path)
         try:
-            fd = os.open(p, os.O_RDONLY)
+            # O_NONBLOCK: a FIFO in place of the file must not hang us (it fails S_ISREG below).
+            fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
             raise KeyringError(
                 f"key file {str(p)!r} does not exist: point {FILE_ENV_VAR} at an existing "
@@ -181,14 +183,21 @@ class Keyring:
             ) from None
         except OSError as e:
             raise KeyringError(f"cannot open key file {str(p)!r}: {e.strerror}") from None
-        with os.fdopen(fd, "rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
-            if os.name == "posix" and mode & 0o077:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise KeyringError(f"key file {str(p)!r} is not a regular file")
+            if os.name == "posix" and st.st_mode & 0o077:
                 raise KeyringError(
                     f"key file {str(p)!r} is readable or writable by group/others "
-                    f"(mode {mode & 0o777:o}); run: chmod 600 {p}"
+                    f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {p}"
                 )
-            raw = f.read()
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                raw = f.read()
+        except OSError as e:
+            raise KeyringError(f"cannot read key file {str(p)!r}: {e.strerror}") from None
+        finally:
+            os.close(fd)
         try:
             text = raw.decode("ascii")
         except UnicodeDecodeError:

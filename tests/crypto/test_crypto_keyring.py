@@ -357,3 +357,25 @@ def test_encrypted_serializer_defaults_to_load_keyring(monkeypatch: pytest.Monke
 def test_to_file_into_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(KeyringError, match="cannot write key file"):
         Keyring({"k1": K1}, primary="k1").to_file(tmp_path / "nope" / "keys")
+
+
+def test_file_is_a_directory(tmp_path: Path) -> None:
+    d = tmp_path / "keys.d"
+    d.mkdir(mode=0o700)
+    with pytest.raises(KeyringError, match="not a regular file"):
+        Keyring.from_file(d)
+
+
+def test_file_is_a_fifo_does_not_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "keys.fifo"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(KeyringError, match="not a regular file"):
+        Keyring.from_file(fifo)
+
+
+def test_file_through_a_symlink(tmp_path: Path) -> None:
+    # Secret mounts (e.g. Kubernetes) expose key files through symlinks.
+    target = _write(tmp_path / "real", f"k1:{B1}\n")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    assert Keyring.from_file(link).ids == ["k1"]
