@@ -73,7 +73,9 @@ def build_header(key_id: str) -> bytes:
 
 def make_aad(inner_tag: str, header: bytes) -> bytes:
     """The associated data binding the inner type tag and the header to the ciphertext."""
-    return AAD_PREFIX + inner_tag.encode("utf-8") + b"\x00" + header
+    # surrogatepass: any str gets a deterministic encoding, so a garbled tag read
+    # from storage fails authentication instead of raising UnicodeEncodeError.
+    return AAD_PREFIX + inner_tag.encode("utf-8", "surrogatepass") + b"\x00" + header
 
 
 def _split_header(blob: bytes | bytearray | memoryview) -> tuple[str, int]:

@@ -58,6 +58,11 @@ class RowInfo(NamedTuple):
     key_id: str | None
 
 
+def _show(tag: str) -> str:
+    """A tag for an error message: tags come from storage, so keep them short."""
+    return repr(tag) if len(tag) <= 60 else repr(tag[:60]) + "..."
+
+
 def _route(tag: object) -> tuple[str, str]:
     """``(kind, inner_tag)`` for a stored tag; :class:`UnknownTagError` if it is not ours."""
     if not isinstance(tag, str):
@@ -67,14 +72,15 @@ def _route(tag: object) -> tuple[str, str]:
         return _PLAINTEXT, tag
     if "+" in cipher:
         raise UnknownTagError(
-            f"type tag {tag!r} has more than one '+'; encrypted tags are '<inner tag>+{CIPHER_NAME}'"
+            f"type tag {_show(tag)} has more than one '+'; "
+            f"encrypted tags are '<inner tag>+{CIPHER_NAME}'"
         )
     if cipher == CIPHER_NAME:
         return _AESGCM, inner
     if cipher == LEGACY_CIPHER_NAME:
         return _LEGACY, inner
     raise UnknownTagError(
-        f"type tag {tag!r} names cipher {cipher!r}; serde_kit reads {CIPHER_NAME!r} "
+        f"type tag {_show(tag)} names cipher {_show(cipher)}; serde_kit reads {CIPHER_NAME!r} "
         f"and LangGraph's {LEGACY_CIPHER_NAME!r}"
     )
 
@@ -201,7 +207,7 @@ class EncryptedSerializer:
             return inner_tag, self._open_legacy(tag, blob)
         if not self._allow_plaintext:
             raise PlaintextRefusedError(
-                f"row with type tag {tag!r} is not encrypted; encryption is required. If this "
+                f"row with type tag {_show(tag)} is not encrypted; encryption is required. If this "
                 "database predates encryption, read it with "
                 "EncryptedSerializer(..., allow_plaintext=True) and encrypt the old rows with "
                 "`serde-kit rotate --encrypt-plaintext --apply`"
@@ -237,7 +243,7 @@ class EncryptedSerializer:
                 return None
             if not isinstance(blob, (bytes, bytearray, memoryview)):
                 raise MalformedDataError(
-                    f"plaintext row with tag {tag!r} holds {type(blob).__name__}, not bytes"
+                    f"plaintext row with tag {_show(tag)} holds {type(blob).__name__}, not bytes"
                 )
             data = blob
         return self._seal_row(inner_tag, data, aesgcm._nonce())
@@ -284,7 +290,8 @@ class EncryptedSerializer:
         key = self._keyring.legacy_key
         if key is None:
             raise UnknownKeyError(
-                f"row with tag {tag!r} was written by LangGraph's EncryptedSerializer (AES-EAX) "
+                f"row with tag {_show(tag)} was written by LangGraph's EncryptedSerializer "
+                "(AES-EAX) "
                 f"and needs its key: set {LEGACY_ENV_VAR} to the value the application used "
                 "(load_keyring() picks it up) or pass Keyring(..., legacy_key=...)",
                 key_id=LEGACY_KEY_ID,

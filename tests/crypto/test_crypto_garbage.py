@@ -49,3 +49,12 @@ def test_wrong_python_types_in_rows(tag: object, blob: object) -> None:
     SERDE.classify((tag, blob))  # type: ignore[arg-type]
     with pytest.raises(SerdeError):
         SERDE.loads_typed((tag, blob))  # type: ignore[arg-type]
+
+
+def test_unencodable_or_huge_tags() -> None:
+    tag, blob = SERDE.dumps_typed({"a": 1})
+    with pytest.raises(SerdeError):
+        SERDE.loads_typed(("\udcff+aesgcm", blob))  # lone surrogate: fails authentication
+    with pytest.raises(SerdeError) as exc:
+        SERDE.loads_typed(("x" * 10_000, b""))
+    assert len(str(exc.value)) < 500
