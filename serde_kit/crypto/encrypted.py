@@ -291,8 +291,7 @@ class EncryptedSerializer:
         if key is None:
             raise UnknownKeyError(
                 f"row with tag {_show(tag)} was written by LangGraph's EncryptedSerializer "
-                "(AES-EAX) "
-                f"and needs its key: set {LEGACY_ENV_VAR} to the value the application used "
+                f"(AES-EAX) and needs its key: set {LEGACY_ENV_VAR} to the value the application used "
                 "(load_keyring() picks it up) or pass Keyring(..., legacy_key=...)",
                 key_id=LEGACY_KEY_ID,
             )
