@@ -48,11 +48,9 @@ _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
 
 # A private marker closing the top-level value, to notice trailing bytes
-# (ormsgpack ignores them). It is an ext with a per-process random payload.
-_MARKER_CODE = 127
-_MARKER_TOKEN = os.urandom(8)
-_MARKER_BYTES = bytes([0xD7, _MARKER_CODE]) + _MARKER_TOKEN
-_MARKER = object()
+# (ormsgpack ignores them): a bin value with a per-process random payload.
+_MARKER_TOKEN = os.urandom(16)
+_MARKER_BYTES = b"\xc4\x10" + _MARKER_TOKEN
 _OPTION = ormsgpack.OPT_NON_STR_KEYS
 
 
@@ -81,7 +79,16 @@ class Decoder:
         call = _DecodeCall(self)
         top_level_ext = bool(data) and (data[0] in _FIXEXT or data[0] in _EXT_SIZED)
         if top_level_ext:
-            _check_ext_length(data)
+            start = _check_ext_length(data)
+            if data[start - 1] == codes.NUMPY_ARRAY:
+                try:
+                    fast = numpy.loads_large(data, start)
+                except (ValueError, TypeError) as exc:
+                    raise RebuildError(
+                        f"stored numpy.ndarray could not be rebuilt: {exc}", module="numpy", name="ndarray"
+                    ) from None
+                if fast is not None:
+                    return fast
         try:
             if top_level_ext:
                 return ormsgpack.unpackb(data, ext_hook=call.ext_hook, option=_OPTION)
@@ -92,7 +99,7 @@ class Decoder:
             if call.error is not None:
                 raise call.error from None
             raise MalformedDataError(f"not valid msgpack data: {exc}") from None
-        if marker is not _MARKER:
+        if marker != _MARKER_TOKEN:
             raise MalformedDataError("stored value is truncated or followed by trailing bytes")
         return value
 
@@ -154,16 +161,52 @@ class _DecodeCall:
     """State of one ``loads`` call: the first error (ormsgpack hides errors raised in
     the ext hook) and the ext nesting depth."""
 
-    __slots__ = ("decoder", "error", "depth")
+    __slots__ = ("decoder", "cache", "error", "depth")
 
     def __init__(self, decoder: Decoder) -> None:
         self.decoder = decoder
+        self.cache = decoder._cache
         self.error: SerdeError | None = None
         self.depth = 0
 
     def ext_hook(self, code: int, data: bytes) -> Any:
+        depth = self.depth
+        if depth < _stack.LEVELS_ON_CALLER_STACK and 0 <= code <= codes.PYDANTIC_V2:
+            # Hot path: an envelope whose (code, shape, module, name) was checked before.
+            self.depth = depth + 1
+            try:
+                env = ormsgpack.unpackb(data, ext_hook=self.ext_hook, option=_OPTION)
+                if type(env) is list and len(env) >= 3:
+                    module, name = env[0], env[1]
+                    if type(module) is str and type(name) is str:
+                        rebuild = self.cache.get(
+                            (code, len(env), module, name, env[3] if code == 3 else None)
+                        )
+                        if rebuild is not None and rebuild.__class__ is not _Blocked:
+                            try:
+                                return rebuild(env)
+                            except SerdeError:
+                                raise
+                            except Exception:
+                                pass  # take the slow path below for the full error
+                return self._checked(lambda: self._construct(code, env))
+            except (ValueError, TypeError) as exc:
+                if self.error is None:
+                    self.error = (
+                        exc
+                        if isinstance(exc, SerdeError)
+                        else MalformedDataError(
+                            f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {exc}"
+                        )
+                    )
+                raise
+            finally:
+                self.depth = depth
+        return self._checked(lambda: self._ext(code, data))
+
+    def _checked(self, work: Any) -> Any:
         try:
-            return self._ext(code, data)
+            return work()
         except SerdeError as exc:
             if self.error is None:
                 self.error = exc
@@ -177,8 +220,6 @@ class _DecodeCall:
         return ormsgpack.unpackb(data, ext_hook=self.ext_hook, option=_OPTION)
 
     def _ext(self, code: int, data: bytes) -> Any:
-        if code == _MARKER_CODE and data == _MARKER_TOKEN and self.depth == 0:
-            return _MARKER
         if self.depth >= MAX_EXT_DEPTH:
             raise MalformedDataError(f"typed values nest more than {MAX_EXT_DEPTH} deep")
         if not 0 <= code <= codes.DELTA_SNAPSHOT:
@@ -190,6 +231,10 @@ class _DecodeCall:
         return self._ext_levels(code, data)
 
     def _ext_levels(self, code: int, data: bytes) -> Any:
+        if code == codes.NUMPY_ARRAY:
+            fast = _rebuild(lambda payload: numpy.loads_large(payload, 0), data, "numpy", "ndarray")
+            if fast is not None:
+                return fast
         self.depth += 1
         try:
             try:
@@ -237,6 +282,7 @@ class _DecodeCall:
             if decoder.lenient:
                 return decoder.lenient_payload(rebuild, env)
             raise rebuild.error
+        self.cache[(code, len(env), module, name, method)] = rebuild  # for the hot path
         try:
             return _rebuild(rebuild, env, module, name)
         except RebuildError as exc:
@@ -294,7 +340,8 @@ def _import(module: str, name: str) -> Any:
     return obj
 
 
-def _check_ext_length(data: bytes) -> None:
+def _check_ext_length(data: bytes) -> int:
+    """Check a top-level ext's declared length; return where its payload starts."""
     first = data[0]
     if first in _FIXEXT:
         expected = 2 + _FIXEXT[first]
@@ -307,3 +354,4 @@ def _check_ext_length(data: bytes) -> None:
         raise MalformedDataError("trailing bytes after the stored value")
     if len(data) < expected:
         raise MalformedDataError("stored value is truncated")
+    return len(data) - (_FIXEXT.get(first) or int.from_bytes(data[1 : 1 + _EXT_SIZED[first]], "big"))

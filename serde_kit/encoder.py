@@ -70,6 +70,10 @@ class Encoder:
         """msgpack bytes for ``obj``; raises :class:`EncodeError` if any part has no faithful encoding."""
         call = _EncodeCall(self._table, self._resolve)
         try:
+            if obj.__class__.__name__ == "ndarray":
+                fast = numpy.dumps_large(obj, call.pack_level)
+                if fast is not None:
+                    return fast
             return call.pack_level(obj)
         except (TypeError, ValueError, RecursionError) as exc:
             if call.error is not None:
@@ -153,21 +157,22 @@ class _EncodeCall:
 
     def pack(self, payload: Any) -> bytes:
         """Pack an ext payload with this same encoder, one nesting level down."""
-        if self.depth >= MAX_EXT_DEPTH:
+        depth = self.depth
+        if depth >= MAX_EXT_DEPTH:
             raise EncodeError(
                 f"value nests more than {MAX_EXT_DEPTH} typed values deep "
                 "(or contains a reference cycle); flatten it"
             )
-        if self.depth == _stack.LEVELS_ON_CALLER_STACK:
-            return _stack.on_big_stack(self._pack_level, payload)
-        return self._pack_level(payload)
+        if depth == _stack.LEVELS_ON_CALLER_STACK:
+            return _stack.on_big_stack(self._pack_nested, payload, depth)
+        return self._pack_nested(payload, depth)
 
-    def _pack_level(self, payload: Any) -> bytes:
-        self.depth += 1
+    def _pack_nested(self, payload: Any, depth: int) -> bytes:
+        self.depth = depth + 1
         try:
             return self.pack_level(payload)
         finally:
-            self.depth -= 1
+            self.depth = depth
 
     def pack_level(self, value: Any) -> bytes:
         """Pack ``value``; dicts with non-str keys go through :func:`_with_faithful_keys`."""

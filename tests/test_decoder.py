@@ -83,7 +83,7 @@ def test_invalid_ext_payload_bytes():
         ["decimal", "Decimal", "not a number"],
         ["zoneinfo", "ZoneInfo", "No/Such_Zone"],
         ["uuid", "UUID", "xyz"],
-        ["builtins", "frozenset", [[1]]],
+        ["builtins", "frozenset", [{"a": 1}]],
     ],
 )
 def test_allowed_type_with_bad_payload_is_rebuild_error(payload):

@@ -140,3 +140,111 @@ def rebuild_scalar(env: list) -> Any:
 
 def scalar_rebuilders() -> dict[tuple[int, str, str], RebuildFn]:
     return {(codes.CONSTRUCTOR_SINGLE_ARG, "numpy", name): rebuild_scalar for name in NUMPY_SCALARS}
+
+
+# --- large arrays without intermediate copies --------------------------------
+#
+# Through ormsgpack an array's buffer is copied into the ext payload, then the
+# payload into the outer message (and on read, into a bytes object, then into
+# the array). For a large array stored on its own (a PostgresSaver channel
+# blob, a pending write) the two functions below write and read the same bytes
+# with one copy, like pickle. They handle only the plain layout and hand
+# anything else back to the general path.
+
+FAST_PATH_MIN_BYTES = 64 * 1024
+
+
+def _bin_header(length: int) -> bytes:
+    if length < 1 << 8:
+        return b"\xc4" + length.to_bytes(1, "big")
+    if length < 1 << 16:
+        return b"\xc5" + length.to_bytes(2, "big")
+    return b"\xc6" + length.to_bytes(4, "big")
+
+
+def dumps_large(obj: Any, pack: Any) -> bytes | None:
+    """Bytes of ext 6 for a large top-level ndarray, with a single copy; None for the general path."""
+    np = sys.modules.get("numpy")
+    if np is None or type(obj) is not np.ndarray or obj.nbytes < FAST_PATH_MIN_BYTES:
+        return None
+    if obj.dtype.fields is not None or obj.dtype.hasobject or obj.dtype.subdtype is not None:
+        return None
+    if obj.flags.c_contiguous:
+        order, buf = "C", memoryview(obj.reshape(-1).view("u1"))
+    elif obj.flags.f_contiguous:
+        order, buf = "F", memoryview(obj.T.reshape(-1).view("u1"))
+    else:
+        return None
+    head = pack([obj.dtype.str, list(obj.shape), order])  # a 3-array; the buffer makes it 4
+    payload_head = b"\x94" + head[1:] + _bin_header(len(buf))
+    size = len(payload_head) + len(buf)
+    if size >= 1 << 32:
+        return None
+    ext_head = b"\xc9" + size.to_bytes(4, "big") + bytes([codes.NUMPY_ARRAY])
+    return b"".join((ext_head, payload_head, buf))
+
+
+def _read_uint(data: bytes, pos: int) -> tuple[int, int] | None:
+    first = data[pos]
+    if first <= 0x7F:
+        return first, pos + 1
+    width = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}.get(first)
+    if width is None:
+        return None
+    return int.from_bytes(data[pos + 1 : pos + 1 + width], "big"), pos + 1 + width
+
+
+def _read_str(data: bytes, pos: int) -> tuple[str, int] | None:
+    first = data[pos]
+    if 0xA0 <= first <= 0xBF:
+        length, pos = first & 0x1F, pos + 1
+    elif first == 0xD9:
+        length, pos = data[pos + 1], pos + 2
+    else:
+        return None
+    return data[pos : pos + length].decode("ascii"), pos + length
+
+
+def loads_large(data: bytes, start: int) -> Any:
+    """The array of an ext 6 payload that starts at ``data[start]`` and runs to the end,
+    copied once; None when the payload is not the plain layout (general path)."""
+    try:
+        if len(data) - start < FAST_PATH_MIN_BYTES or data[start] != 0x94:
+            return None
+        found = _read_str(data, start + 1)
+        if found is None:
+            return None
+        spec, pos = found
+        first = data[pos]
+        if not 0x90 <= first <= 0x9F:
+            return None
+        shape, pos = [], pos + 1
+        for _ in range(first & 0x0F):
+            item = _read_uint(data, pos)
+            if item is None:
+                return None
+            value, pos = item
+            shape.append(value)
+        found = _read_str(data, pos)
+        if found is None:
+            return None
+        order, pos = found
+        kind = data[pos]
+        width = {0xC4: 1, 0xC5: 2, 0xC6: 4}.get(kind)
+        if width is None:
+            return None
+        length = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
+        pos += 1 + width
+    except (IndexError, UnicodeDecodeError):
+        return None
+    if pos + length != len(data):
+        return None
+    np = _numpy()
+    dtype = np.dtype(spec)
+    count = 1
+    for n in shape:
+        count *= n
+    if dtype.hasobject or order not in ("C", "F") or length != count * dtype.itemsize or count == 0:
+        return None
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=pos)
+    return flat.reshape(shape, order=order).copy(order="K")

@@ -75,3 +75,32 @@ def _numpy_ext(dtype, shape, order, buf):
 def test_malformed_array_payloads_are_typed_errors(payload):
     with pytest.raises((MalformedDataError, RebuildError)):
         SERDE.loads(_numpy_ext(*payload))
+
+
+@pytest.mark.parametrize("nested", [False, True])
+@pytest.mark.parametrize(
+    "array",
+    [np.arange(40000, dtype="<f8"), np.asfortranarray(np.ones((300, 200), dtype=">i4")), np.arange(90000)[::2]],
+    ids=["c", "fortran", "strided"],
+)
+def test_large_arrays_take_the_single_copy_path_and_stay_compatible(array, nested):
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    value = {"a": array} if nested else array
+    stored = SERDE.dumps_typed(value)
+    back = SERDE.loads_typed(stored)
+    back_array = back["a"] if nested else back
+    assert back_array.dtype == array.dtype and np.array_equal(back_array, array) and back_array.flags.writeable
+    assert back_array.flags.f_contiguous == (array.flags.f_contiguous and not array.flags.c_contiguous) or array.ndim == 1
+    stock = JsonPlusSerializer(allowed_msgpack_modules=None).loads_typed(stored)
+    assert np.array_equal(stock["a"] if nested else stock, array)
+    stock_bytes = JsonPlusSerializer().dumps_typed(value)
+    again = SERDE.loads_typed(stock_bytes)
+    assert np.array_equal(again["a"] if nested else again, array)
+
+
+def test_large_array_with_wrong_buffer_length_is_refused():
+    stored = bytearray(SERDE.dumps(np.arange(20000, dtype="<f8")))
+    stored[-8:] = b""  # drop the last element; fix nothing else
+    with pytest.raises(MalformedDataError):
+        SERDE.loads(bytes(stored))
