@@ -104,18 +104,21 @@ class Decoder:
         return value
 
     def rebuilder(self, code: int, module: str, name: str, method: str | None) -> RebuildFn | _Blocked:
+        """How to build ``(module, name)`` from an ext ``code`` envelope, or the refusal.
+
+        Only allowed, importable types are cached: data naming endless distinct
+        types must not grow the process.
+        """
         key = (code, module, name, method)
         found = self._cache.get(key)
         if found is not None:
             return found
         if not self._allowlist.allows(module, name):
-            found = _Blocked(_blocked_error(code, module, name))
-        elif code == codes.METHOD_SINGLE_ARG:
-            method_fn = stdlib.METHODS.get((module, name, method or ""))
-            if method_fn is None:
-                found = _Blocked(_blocked_error(code, module, name, method))
-            else:
-                found = method_fn
+            return _Blocked(_blocked_error(code, module, name))
+        if code == codes.METHOD_SINGLE_ARG:
+            found = stdlib.METHODS.get((module, name, method or ""))
+            if found is None:
+                return _Blocked(_blocked_error(code, module, name, method))
         elif (code, module, name) in _FIXED:
             found = _FIXED[(code, module, name)]
         else:
@@ -182,7 +185,7 @@ class _DecodeCall:
                         rebuild = self.cache.get(
                             (code, len(env), module, name, env[3] if code == 3 else None)
                         )
-                        if rebuild is not None and rebuild.__class__ is not _Blocked:
+                        if rebuild is not None:
                             try:
                                 return rebuild(env)
                             except SerdeError:
