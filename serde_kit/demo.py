@@ -11,9 +11,13 @@
    ``Command(resume="yes")``; ``process_docs`` does not run again and the state
    comes back exactly (pydantic model, dataclass, ZoneInfo datetime, numpy
    array), then ``finalize`` runs;
-3. this process prints the thread's checkpoint history.
+3. this process prints the thread's checkpoint history;
+4. the rows were encrypted (AES-256-GCM, key ``k1``) all along: the demo adds
+   key ``k2`` as primary, re-encrypts every stored row with ``serde-kit
+   rotate``, checks with ``serde-kit status`` and ``serde-kit retire`` that no
+   row needs ``k1`` any more, drops ``k1`` and reads the history again.
 
-No network, no LLM. Needs the ``demo`` extra (langgraph, the SQLite saver,
+``--plain`` runs the same story without encryption. No network, no LLM. Needs the ``demo`` extra (langgraph, the SQLite saver,
 numpy, pydantic).
 """
 
@@ -39,12 +43,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
-from serde_kit import Serializer
+from serde_kit import EncryptedSerializer, Keyring, Serializer, load_keyring
 
 THREAD_ID = "task-001"
 DOC_IDS = ["a.txt", "b.txt", "c.txt"]
 DB_NAME = "review.db"
 RUN_LOG = "node-runs.log"
+KEYRING_FILE = "keyring"
+KEYRING_ENV = "SERDE_KIT_KEYRING_FILE"
 
 
 # --- the state ----------------------------------------------------------------
@@ -76,9 +82,12 @@ class TaskState(TypedDict, total=False):
     result: str
 
 
-def make_serializer() -> Serializer:
-    """The one place the demo builds its serde (an encrypted variant goes here)."""
-    return Serializer(allow=[Reviewer, DocSummary])
+def make_serializer() -> Serializer | EncryptedSerializer:
+    """The one place the demo builds its serde: encrypted when a keyring file is set."""
+    serde = Serializer(allow=[Reviewer, DocSummary])
+    if os.environ.get(KEYRING_ENV):
+        return EncryptedSerializer(serde, load_keyring())
+    return serde
 
 
 # --- the graph ----------------------------------------------------------------
@@ -222,13 +231,55 @@ def _run_child(phase: str, data_dir: Path) -> None:
         raise SystemExit(f"error: the {phase} phase failed (exit code {done.returncode})")
 
 
-def run_story(data_dir: Path) -> None:
-    """The whole demo: fresh database, start process, resume process, history."""
+def _serde_kit(*args: str, expect: int = 0) -> None:
+    """Run the ``serde-kit`` command line as a user would, showing the command."""
+    shown = " ".join(args).replace(str(Path.cwd()) + os.sep, "")
+    print(f"  $ serde-kit {shown}")
+    done = subprocess.run(
+        [sys.executable, "-m", "serde_kit", *args], check=False, capture_output=True, text=True
+    )
+    for line in (done.stdout + done.stderr).rstrip().splitlines():
+        print(f"    {line}")
+    if done.returncode != expect:
+        raise SystemExit(f"error: serde-kit {args[0]} exited with {done.returncode}")
+
+
+def rotate_story(data_dir: Path) -> None:
+    """Add k2 as primary, re-encrypt every row, retire k1, and read everything back."""
+    db = str(data_dir / DB_NAME)
+    keyring_path = data_dir / KEYRING_FILE
+    print("  rows are stored encrypted under key k1:")
+    _serde_kit("status", "--sqlite", db, "--quiet")
+    old = Keyring.from_file(keyring_path)
+    new = old.with_key("k2", Keyring.generate("k2").key("k2"), primary=True)
+    keyring_path.unlink()
+    new.to_file(keyring_path)
+    print(f"\n  new primary key k2 added to {KEYRING_FILE} (k1 kept for reading)")
+    _serde_kit("retire", "k1", "--sqlite", db, expect=1)
+    _serde_kit("rotate", "--sqlite", db, "--quiet", "--apply")
+    _serde_kit("status", "--sqlite", db, "--quiet")
+    _serde_kit("retire", "k1", "--sqlite", db)
+    retired = new.without("k1")
+    keyring_path.unlink()
+    retired.to_file(keyring_path)
+    print(f"\n  k1 removed from the keyring ({retired!r}); the history still reads:")
+
+
+def run_story(data_dir: Path, *, encrypted: bool = True) -> None:
+    """The whole demo: fresh database, start process, resume process, history, rotation."""
     if data_dir.exists():
         shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True)
     print(f"serde_kit demo: document review on SQLite ({data_dir / DB_NAME})")
-    print("graph: process_docs -> human_review (interrupt) -> finalize\n")
+    print("graph: process_docs -> human_review (interrupt) -> finalize")
+    if encrypted:
+        Keyring.generate("k1").to_file(data_dir / KEYRING_FILE)
+        os.environ[KEYRING_ENV] = str(data_dir / KEYRING_FILE)
+        print(f"encryption: AES-256-GCM, key k1 in {data_dir / KEYRING_FILE} (mode 0600, "
+              f"named by {KEYRING_ENV})\n")
+    else:
+        os.environ.pop(KEYRING_ENV, None)
+        print("encryption: off (--plain)\n")
 
     print("1) first process: run until the human review")
     _run_child("start", data_dir)
@@ -249,6 +300,11 @@ def run_story(data_dir: Path) -> None:
     print("\n4) state history")
     phase_history(data_dir)
 
+    if encrypted:
+        print("\n5) key rotation")
+        rotate_story(data_dir)
+        phase_history(data_dir)
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m serde_kit.demo", description=__doc__.split("\n")[0])
@@ -256,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run one step only (the default runs the whole story)")
     parser.add_argument("--data-dir", type=Path, default=Path("demo-data"),
                         help="where the SQLite file lives (default: ./demo-data, recreated by --phase all)")
+    parser.add_argument("--plain", action="store_true", help="run the story without encryption")
     args = parser.parse_args(argv)
     data_dir: Path = args.data_dir.resolve()
     if args.phase in ("resume", "history") and not (data_dir / DB_NAME).is_file():
@@ -263,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
               "run `python -m serde_kit.demo --phase start` first", file=sys.stderr)
         return 1
     if args.phase == "all":
-        run_story(data_dir)
+        run_story(data_dir, encrypted=not args.plain)
     elif args.phase == "start":
         data_dir.mkdir(parents=True, exist_ok=True)
         phase_start(data_dir)

@@ -15,7 +15,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from serde_kit import demo
 
 
-def test_demo_story(tmp_path: Path) -> None:
+def test_demo_story(tmp_path: Path, monkeypatch) -> None:
     data_dir = tmp_path / "demo-data"
     data_dir.mkdir()
     (data_dir / "stale.txt").write_text("left over from an earlier run")
@@ -49,14 +49,36 @@ def test_demo_story(tmp_path: Path) -> None:
     assert re.search(r"process_docs\s+ran 1 time\(s\)", out)
     assert "process_docs did not run again after the restart" in out
 
-    # History: five checkpoints, oldest first, ending with nothing left to run.
-    assert "5 checkpoints for thread 'task-001' (oldest first):" in out
+    # History: five checkpoints, oldest first, ending with nothing left to run;
+    # printed before the rotation and again after it, with the old key gone.
+    assert out.count("5 checkpoints for thread 'task-001' (oldest first):") == 2
     rows = re.findall(r"^\s+(-?\d+)\s+([0-9a-f-]{36})\s+(\S+)\s", out, flags=re.M)
+    assert rows[:5] == rows[5:]
+    rows = rows[:5]
     assert [int(step) for step, _, _ in rows] == [-1, 0, 1, 2, 3]
     assert [nxt for _, _, nxt in rows] == ["__start__", "process_docs", "human_review", "finalize", "-"]
     assert len({cid for _, cid, _ in rows}) == 5
 
-    # Read the file the demo left behind: the final state is exact, types included.
+    # Rotation: refused while rows use k1, 18 rows re-encrypted, then k1 is retired.
+    assert "refusing: 18 row(s) still use key k1" in out
+    assert "re-encrypted 18 row(s) under primary key k2" in out
+    assert "verification: 18 row(s) decrypt, 0 plaintext, 0 empty, 0 failed" in out
+    assert "safe: no stored row uses key k1" in out
+    assert "Keyring(primary='k2', ids=['k2'])" in out
+
+    # Every stored row is encrypted under k2 now, and the key material never printed.
+    conn = sqlite3.connect(data_dir / "review.db")
+    try:
+        tags = [tag for (tag,) in conn.execute("SELECT type FROM checkpoints UNION ALL SELECT type FROM writes")]
+    finally:
+        conn.close()
+    assert tags and all(tag.endswith("+aesgcm") for tag in tags)
+    key_text = (data_dir / "keyring").read_text()
+    secret = [line for line in key_text.splitlines() if line.strip() and not line.startswith("#")][0]
+    assert secret.split(":", 1)[1].strip() not in out
+
+    # Read the file the demo left behind with its keyring: the final state is exact, types included.
+    monkeypatch.setenv(demo.KEYRING_ENV, str(data_dir / "keyring"))
     conn = sqlite3.connect(data_dir / "review.db", check_same_thread=False)
     try:
         graph = demo.build_graph(SqliteSaver(conn, serde=demo.make_serializer()))
@@ -73,3 +95,18 @@ def test_demo_story(tmp_path: Path) -> None:
     assert type(values["scores"]) is np.ndarray and values["scores"].dtype == np.float64
     assert np.array_equal(values["scores"], expected["scores"])
     assert values["approved"] is True
+
+
+def test_demo_runs_without_encryption(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "serde_kit.demo", "--plain"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "encryption: off (--plain)" in done.stdout and "key rotation" not in done.stdout
+    conn = sqlite3.connect(tmp_path / "demo-data" / "review.db")
+    try:
+        tags = {tag for (tag,) in conn.execute("SELECT type FROM checkpoints")}
+    finally:
+        conn.close()
+    assert tags == {"msgpack"}
