@@ -23,7 +23,7 @@ from datetime import date, datetime, time, timezone
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["Mismatch", "assert_same", "is_same", "writeable_not_checked"]
+__all__ = ["Mismatch", "assert_same", "is_same", "safe_repr", "writeable_not_checked"]
 
 _check_writeable = True
 
@@ -56,7 +56,7 @@ def assert_same(expected: Any, actual: Any, path: str = "$") -> None:
     """Raise :class:`Mismatch` unless ``actual`` is an exact, same-type copy of ``expected``."""
     te, ta = type(expected), type(actual)
     if te is not ta:
-        _fail(path, f"type {_qual(ta)} != {_qual(te)} (expected {expected!r:.200}, got {actual!r:.200})")
+        _fail(path, f"type {_qual(ta)} != {_qual(te)} (expected {safe_repr(expected, 200)}, got {safe_repr(actual, 200)})")
     if expected is actual and not _is_mutable_container(expected):
         return
     checker = _dispatch(expected)
@@ -65,6 +65,14 @@ def assert_same(expected: Any, actual: Any, path: str = "$") -> None:
 
 def _fail(path: str, why: str) -> None:
     raise Mismatch(f"{path}: {why}")
+
+
+def safe_repr(v: Any, limit: int = 200) -> str:
+    """``repr`` cut to ``limit``; some reprs raise (langgraph Command holding a numpy array)."""
+    try:
+        return repr(v)[:limit]
+    except Exception as exc:
+        return f"<{type(v).__name__}: repr raised {type(exc).__name__}>"
 
 
 def _qual(t: type) -> str:
@@ -131,16 +139,16 @@ def _numpy():
 
 def _plain(e: Any, a: Any, path: str) -> None:
     if e != a:
-        _fail(path, f"{a!r:.200} != {e!r:.200}")
+        _fail(path, f"{safe_repr(a, 200)} != {safe_repr(e, 200)}")
 
 
 def _float(e: float, a: float, path: str) -> None:
     if math.isnan(e):
         if not math.isnan(a):
-            _fail(path, f"{a!r} is not nan")
+            _fail(path, f"{safe_repr(a)} is not nan")
         return
     if e != a or math.copysign(1.0, e) != math.copysign(1.0, a):
-        _fail(path, f"{a!r} != {e!r}")
+        _fail(path, f"{safe_repr(a)} != {safe_repr(e)}")
 
 
 def _complex(e: complex, a: complex, path: str) -> None:
@@ -151,7 +159,7 @@ def _complex(e: complex, a: complex, path: str) -> None:
 def _decimal(e: Decimal, a: Decimal, path: str) -> None:
     # as_tuple keeps sign, digits and exponent: 1.0 vs 1, -0 vs 0, sNaN vs NaN.
     if e.as_tuple() != a.as_tuple():
-        _fail(path, f"{a!r} != {e!r}")
+        _fail(path, f"{safe_repr(a)} != {safe_repr(e)}")
 
 
 def _exception(e: BaseException, a: BaseException, path: str) -> None:
@@ -177,15 +185,15 @@ def _dict(e: dict, a: dict, path: str) -> None:
     # Insertion order is part of the value a user sees; msgpack keeps it.
     for i, ((ke, ve), (ka, va)) in enumerate(zip(e.items(), a.items())):
         assert_same(ke, ka, f"{path}.<key {i}>")
-        assert_same(ve, va, f"{path}[{ke!r:.60}]")
+        assert_same(ve, va, f"{path}[{safe_repr(ke, 60)}]")
 
 
 def _set(e: Any, a: Any, path: str) -> None:
     if e != a:
-        _fail(path, f"{a!r:.200} != {e!r:.200}")
+        _fail(path, f"{safe_repr(a, 200)} != {safe_repr(e, 200)}")
     by_value = {x: x for x in a}
     for x in e:
-        assert_same(x, by_value[x], f"{path}{{{x!r:.60}}}")
+        assert_same(x, by_value[x], f"{path}{{{safe_repr(x, 60)}}}")
 
 
 def _tz_equal(e: Any, a: Any, path: str) -> None:
@@ -199,7 +207,7 @@ def _datetime(e: datetime, a: datetime, path: str) -> None:
     fields = ("year", "month", "day", "hour", "minute", "second", "microsecond", "fold")
     for f in fields:
         if getattr(e, f) != getattr(a, f):
-            _fail(path, f"{f} {getattr(a, f)} != {getattr(e, f)} ({a!r} vs {e!r})")
+            _fail(path, f"{f} {getattr(a, f)} != {getattr(e, f)} ({safe_repr(a)} vs {safe_repr(e)})")
     _tz_equal(e.tzinfo, a.tzinfo, path + ".tzinfo")
 
 
@@ -213,12 +221,12 @@ def _time(e: time, a: time, path: str) -> None:
 def _timezone(e: timezone, a: timezone, path: str) -> None:
     # timezone.__eq__ ignores the name.
     if e.utcoffset(None) != a.utcoffset(None) or e.tzname(None) != a.tzname(None):
-        _fail(path, f"{a!r} != {e!r}")
+        _fail(path, f"{safe_repr(a)} != {safe_repr(e)}")
 
 
 def _pattern(e: re.Pattern, a: re.Pattern, path: str) -> None:
     if e.pattern != a.pattern or type(e.pattern) is not type(a.pattern) or e.flags != a.flags:
-        _fail(path, f"{a!r} != {e!r}")
+        _fail(path, f"{safe_repr(a)} != {safe_repr(e)}")
 
 
 def _is_pydantic_v2(v: Any) -> bool:
@@ -261,7 +269,7 @@ def _slots(e: Any, a: Any, path: str) -> None:
 
 def _ndarray(e: Any, a: Any, path: str) -> None:
     if e.dtype != a.dtype or e.dtype.str != a.dtype.str or e.dtype.names != a.dtype.names:
-        _fail(path, f"dtype {a.dtype!r} != {e.dtype!r}")
+        _fail(path, f"dtype {safe_repr(a.dtype)} != {safe_repr(e.dtype)}")
     if e.shape != a.shape:
         _fail(path, f"shape {a.shape} != {e.shape}")
     ef, af = e.flags, a.flags
@@ -278,6 +286,6 @@ def _ndarray(e: Any, a: Any, path: str) -> None:
 
 def _np_scalar(e: Any, a: Any, path: str) -> None:
     if e.dtype != a.dtype or e.dtype.str != a.dtype.str:
-        _fail(path, f"dtype {a.dtype!r} != {e.dtype!r}")
+        _fail(path, f"dtype {safe_repr(a.dtype)} != {safe_repr(e.dtype)}")
     if e.tobytes() != a.tobytes():
-        _fail(path, f"{a!r} != {e!r}")
+        _fail(path, f"{safe_repr(a)} != {safe_repr(e)}")

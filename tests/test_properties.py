@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import strategies as S
 import strategy_types as T
-from compare import Mismatch, assert_same, is_same, writeable_not_checked
+from compare import Mismatch, assert_same, is_same, safe_repr, writeable_not_checked
 from serde_kit import EncodeError, RebuildError, Serializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -187,8 +187,8 @@ def assert_at_least_as_good(got: Any, stock_got: Any, original: Any, path: str =
     if type(got) is not type(stock_got) and not (
         type(got) is type(original) and isinstance(got, (list, tuple, deque)) and isinstance(stock_got, list)
     ):
-        raise Mismatch(f"{path}: stock reader gave {type(got).__name__} {got!r:.120} for our bytes, "
-                       f"{type(stock_got).__name__} {stock_got!r:.120} for its own")
+        raise Mismatch(f"{path}: stock reader gave {type(got).__name__} {safe_repr(got, 120)} for our bytes, "
+                       f"{type(stock_got).__name__} {safe_repr(stock_got, 120)} for its own")
     if isinstance(got, (list, tuple, deque)):
         if len(got) != len(stock_got):
             raise Mismatch(f"{path}: length {len(got)} != {len(stock_got)}")
@@ -202,7 +202,7 @@ def assert_at_least_as_good(got: Any, stock_got: Any, original: Any, path: str =
         for i, ((gk, gv), (sk, sv)) in enumerate(zip(got.items(), stock_got.items())):
             assert_at_least_as_good(gk, sk, _MISSING, f"{path}.<key {i}>")
             orig = orig_values[i] if orig_values is not None else _child(original, gk)
-            assert_at_least_as_good(gv, sv, orig, f"{path}[{gk!r:.40}]")
+            assert_at_least_as_good(gv, sv, orig, f"{path}[{safe_repr(gk, 40)}]")
         return
     if dataclasses.is_dataclass(got):
         for f in dataclasses.fields(got):
@@ -217,7 +217,7 @@ def assert_at_least_as_good(got: Any, stock_got: Any, original: Any, path: str =
         for name in slots:
             assert_at_least_as_good(getattr(got, name, None), getattr(stock_got, name, None), _child(original, name), f"{path}.{name}")
         return
-    raise Mismatch(f"{path}: stock reader gave {got!r:.120} for our bytes, {stock_got!r:.120} for its own")
+    raise Mismatch(f"{path}: stock reader gave {safe_repr(got, 120)} for our bytes, {safe_repr(stock_got, 120)} for its own")
 
 
 def _stock_dumps(value: Any) -> tuple[str, bytes]:
