@@ -28,6 +28,7 @@ def TestOneInput(data: bytes) -> None:
 
 
 def main() -> None:
+    checks.warm_up()
     atheris.Setup(sys.argv, TestOneInput)
     atheris.Fuzz()
 

@@ -20,7 +20,7 @@ for h in $HARNESSES; do
     start=$(date +%s)
     "$PY" "fuzz/$h.py" "$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="fuzz/crashes/$h/" "$SCRATCH/$h" "fuzz/corpus/$h" 2>&1 | tee "$SCRATCH/$h.log" \
-        | grep -E "^(INFO: Seed|#[0-9]+ +DONE|stat::|==[0-9]+== ERROR|Uncaught|.*Error)" || true
+        | grep -E "^(INFO: Seed|#[0-9]+ +DONE|stat::|==[0-9]+== ERROR|Uncaught|.*Error)"
     rc=${PIPESTATUS[0]}
     echo "== $h exit=$rc seconds=$(( $(date +%s) - start ))"
     if [[ $rc -ne 0 ]]; then

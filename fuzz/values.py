@@ -23,6 +23,13 @@ import _common  # noqa: F401  (sys.path)
 import numpy as np
 import pydantic
 
+# Imported here, not on first use: a first input that pays for importing
+# langgraph and langchain-core can exceed the fuzzer's per-input timeout.
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from langgraph.types import Command, Interrupt, Send
+
 import strategy_types as T
 
 MAX_DEPTH = 4
@@ -144,9 +151,6 @@ def _np_scalar(fdp: Any) -> Any:
 
 
 def _message(fdp: Any) -> Any:
-    from langchain_core.documents import Document
-    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
-
     k = fdp.ConsumeIntInRange(0, 5)
     mid = _ident(fdp) if fdp.ConsumeBool() else None
     if k == 0:
@@ -233,9 +237,6 @@ def _hashable(fdp: Any) -> Any:
 
 def build(fdp: Any, depth: int = 0) -> Any:
     """One value; containers only while ``depth < MAX_DEPTH``."""
-    from langgraph.checkpoint.serde.types import _DeltaSnapshot
-    from langgraph.types import Command, Interrupt, Send
-
     n_containers = 16
     choice = fdp.ConsumeIntInRange(0, len(LEAVES) + (n_containers if depth < MAX_DEPTH else 0) - 1)
     if choice < len(LEAVES):
