@@ -1,0 +1,75 @@
+"""A LangGraph application process that keeps writing while rotate runs (used by the tests).
+
+Usage: python app_writer.py (--sqlite PATH | --postgres DSN) --thread ID --checkpoint-id ID --stop-file PATH
+
+Mid-deploy keyring (k1 still primary, k2 known).  Keeps upserting one pending
+write (task ``app-task``, channel ``__error__``) on the given checkpoint with
+values ``app value 0, 1, ...`` and every fifth round runs the graph on a new
+thread ``live-N``.  Prints ``ready`` after three rounds; stops once the stop
+file exists; then prints one JSON line: ``{"last_value", "upserts", "threads"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rotate_fixtures import (  # noqa: E402
+    K_OLD,
+    K_ROTATE,
+    build_graph,
+    inner_serializer,
+    postgres_saver,
+    run_thread,
+    sqlite_saver,
+)
+
+from serde_kit.crypto import EncryptedSerializer  # noqa: E402
+
+ERROR_CHANNEL = "__error__"
+
+
+def live_input(n: int) -> tuple[str, int, bool]:
+    """Thread id, graph input and whether to resume, for round ``n``."""
+    return f"live-{n}", 1000 + n, n % 2 == 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--sqlite")
+    where.add_argument("--postgres")
+    parser.add_argument("--thread", required=True)
+    parser.add_argument("--checkpoint-id", required=True)
+    parser.add_argument("--stop-file", required=True)
+    args = parser.parse_args()
+    factory = partial(sqlite_saver, args.sqlite) if args.sqlite else partial(postgres_saver, args.postgres)
+    keyring = K_OLD.with_key("k2", K_ROTATE.key("k2"))
+    target = {"configurable": {"thread_id": args.thread, "checkpoint_ns": "", "checkpoint_id": args.checkpoint_id}}
+    stop = Path(args.stop_file)
+    threads = []
+    n = 0
+    last = None
+    with factory(EncryptedSerializer(inner_serializer(), keyring)) as saver:
+        app = build_graph().compile(checkpointer=saver)
+        while n < 3 or not stop.exists():
+            value = f"app value {n}"
+            saver.put_writes(target, [(ERROR_CHANNEL, value)], task_id="app-task")
+            last = value
+            if n % 5 == 0:
+                thread, count, resume = live_input(n)
+                run_thread(app, thread, count, resume=resume)
+                threads.append(n)
+            n += 1
+            if n == 3:
+                print("ready", flush=True)
+    print(json.dumps({"last_value": last, "upserts": n, "threads": threads}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
