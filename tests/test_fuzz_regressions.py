@@ -81,3 +81,18 @@ def test_decoding_many_distinct_blocked_names_does_not_grow_memory() -> None:
     finally:
         tracemalloc.stop()
     assert after - before < 1_000_000, f"{(after - before) / 1e6:.1f} MB retained after 5000 distinct blocked names"
+
+
+# fuzz_roundtrip/np-complex64-nan-payload: numpy float32/complex64 scalars pass
+# through a Python float, so a signalling NaN comes back quiet (one bit differs).
+# NaN equals NaN for us (as for Python floats); dtype and NaN-ness must survive.
+@pytest.mark.parametrize(
+    "raw, dtype",
+    [("0100a0ff", "<f4"), ("0100c0ffffffc0ff", "<c8"), ("007e", "<f2"), ("0100000000f0ff7f", "<f8")],
+    ids=["float32-snan", "complex64-nan", "float16-nan", "float64-nan-payload"],
+)
+def test_numpy_nan_scalars_keep_dtype_and_nan(raw: str, dtype: str) -> None:
+    import numpy as np
+
+    value = np.frombuffer(bytes.fromhex(raw), dtype=dtype)[0]
+    assert_same(value, SER.loads_typed(SER.dumps_typed(value)))
