@@ -15,7 +15,7 @@ trap 'rm -rf "$SCRATCH"' EXIT
 status=0
 for h in $HARNESSES; do
     mkdir -p "fuzz/crashes/$h" "$SCRATCH/$h"
-    if [[ -n "${FUZZ_RUNS:-}" ]]; then limit="-atheris_runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECONDS_EACH"; fi
+    if [[ -n "${FUZZ_RUNS:-}" ]]; then limit="-runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECONDS_EACH"; fi
     echo "== $h ($limit)"
     start=$(date +%s)
     "$PY" "fuzz/$h.py" "$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
