@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import strategies as S
 import strategy_types as T
 from compare import Mismatch, assert_same, is_same, safe_repr, writeable_not_checked
-from serde_kit import EncodeError, RebuildError, Serializer
+from serde_kit import EncodeError, RebuildError, SerdeError, Serializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 SER = Serializer(allow=T.USER_TYPES)
@@ -152,6 +152,39 @@ class _NotSupported:
 def test_unsupported_values_raise_encode_error(value: Any) -> None:
     with pytest.raises(EncodeError):
         SER.dumps_typed(value)
+
+
+# --- bad input -----------------------------------------------------------------
+
+
+@given(
+    tag=st.sampled_from(["msgpack", "json", "bytes", "bytearray", "null", "pickle", "", "msgpack+aesgcm"]),
+    data=st.binary(max_size=200),
+)
+def test_arbitrary_bytes_raise_only_serde_errors(tag: str, data: bytes) -> None:
+    try:
+        SER.loads_typed((tag, data))
+    except SerdeError:
+        pass
+
+
+@given(value=S.checkpoint_values(max_leaves=6), data=st.data())
+def test_damaged_rows_raise_only_serde_errors(value: Any, data: st.DataObject) -> None:
+    tag, stored = SER.dumps_typed(value)
+    assume(tag == "msgpack" and stored)
+    buf = bytearray(stored)
+    how = data.draw(st.sampled_from(["flip", "truncate", "splice"]), label="damage")
+    i = data.draw(st.integers(0, len(buf) - 1), label="at")
+    if how == "flip":
+        buf[i] ^= data.draw(st.integers(1, 255), label="mask")
+    elif how == "truncate":
+        del buf[i:]
+    else:
+        buf[i:i] = data.draw(st.binary(min_size=1, max_size=8), label="insert")
+    try:
+        SER.loads_typed((tag, bytes(buf)))
+    except SerdeError:
+        pass
 
 
 # --- stock compatibility ------------------------------------------------------
