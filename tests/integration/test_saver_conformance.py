@@ -1,8 +1,9 @@
 """langgraph-checkpoint-conformance, run against real savers that use serde_kit.
 
 The suite drives the async saver API (aput, aget_tuple, alist, ...). The sync
-SqliteSaver refuses async calls, so SQLite is covered through AsyncSqliteSaver
-(same tables, same serde calls). PostgreSQL runs through AsyncPostgresSaver on
+SqliteSaver refuses async calls, so it runs behind a shim whose async methods
+call its own sync ones (its storage code and serde calls, unchanged); SQLite is
+also covered through AsyncSqliteSaver. PostgreSQL runs through AsyncPostgresSaver on
 the suite's private server. The report must be FULL: every capability the
 saver implements passes.
 """
@@ -12,6 +13,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 
+import sqlite3
+from typing import Any
+
 import aiosqlite
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -19,6 +23,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import CapabilityReport
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from serde_kit import Serializer
@@ -41,8 +46,39 @@ async def _async_sqlite_saver() -> AsyncIterator[BaseCheckpointSaver]:
         yield _ours(saver)
 
 
+class _SqliteSaverAsyncShim(SqliteSaver):
+    """The sync SqliteSaver, with async methods that call its sync methods."""
+
+    async def aget_tuple(self, config: Any) -> Any:
+        return self.get_tuple(config)
+
+    async def alist(self, config: Any, *, filter: Any = None, before: Any = None, limit: Any = None) -> Any:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+
+async def _sqlite_saver() -> AsyncIterator[BaseCheckpointSaver]:
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    try:
+        saver = _SqliteSaverAsyncShim(conn, serde=Serializer())
+        saver.setup()
+        yield _ours(saver)
+    finally:
+        conn.close()
+
+
 SAVERS: dict[str, Callable[[], AsyncIterator[BaseCheckpointSaver]]] = {
     "InMemorySaver+serde_kit": _memory_saver,
+    "SqliteSaver+serde_kit": _sqlite_saver,
     "AsyncSqliteSaver+serde_kit": _async_sqlite_saver,
 }
 
