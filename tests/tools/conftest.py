@@ -18,28 +18,28 @@ THREADS_PER_GROUP = 3
 
 
 @pytest.fixture(scope="session")
-def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def graph_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("template") / "graph.db"
     populate(partial(sqlite_saver, str(path)), threads_per_group=THREADS_PER_GROUP)
     return path
 
 
 @pytest.fixture
-def sqlite_db(sqlite_template: Path, tmp_path: Path) -> str:
+def graph_sqlite_db(graph_sqlite_template: Path, tmp_path: Path) -> str:
     """Path of a fresh copy of the graph-populated SQLite database."""
     path = tmp_path / "app.db"
-    shutil.copyfile(sqlite_template, path)
+    shutil.copyfile(graph_sqlite_template, path)
     return str(path)
 
 
 @pytest.fixture(scope="session")
-def postgres_template(postgres_server) -> str:
+def graph_postgres_template(postgres_server) -> str:
     dsn = postgres_server.new_database("template")
     populate(partial(postgres_saver, dsn), threads_per_group=THREADS_PER_GROUP)
     return dsn
 
 
 @pytest.fixture
-def postgres_db(postgres_server, postgres_template: str, request: pytest.FixtureRequest) -> str:
+def graph_postgres_db(postgres_server, graph_postgres_template: str, request: pytest.FixtureRequest) -> str:
     """DSN of a fresh copy of the graph-populated PostgreSQL database."""
-    return postgres_server.new_database(request.node.name, template=postgres_template)
+    return postgres_server.new_database(request.node.name, template=graph_postgres_template)

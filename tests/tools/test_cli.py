@@ -93,65 +93,65 @@ def test_missing_database_is_a_clear_error(capsys, tmp_path, no_keyring_env):
     assert not (tmp_path / "missing.db").exists()
 
 
-def test_rotate_without_keyring_says_what_to_set(capsys, sqlite_db, no_keyring_env):
-    code, _, err = run(capsys, "rotate", "--sqlite", sqlite_db)
+def test_rotate_without_keyring_says_what_to_set(capsys, graph_sqlite_db, no_keyring_env):
+    code, _, err = run(capsys, "rotate", "--sqlite", graph_sqlite_db)
     assert code == 1
     assert err.startswith("error: KeyringError: ") and "SERDE_KIT_KEYRING" in err and "keygen" in err
 
 
-def test_status_rotate_retire_flow(capsys, sqlite_db, keyring_env):
-    with open_store(sqlite=sqlite_db) as store:
+def test_status_rotate_retire_flow(capsys, graph_sqlite_db, keyring_env):
+    with open_store(sqlite=graph_sqlite_db) as store:
         before = raw_rows(store)
 
-    code, out, _ = run(capsys, "status", "--sqlite", sqlite_db, "--json")
+    code, out, _ = run(capsys, "status", "--sqlite", graph_sqlite_db, "--json")
     assert code == 0
     report = json.loads(out)
     assert report["primary"] == "k2" and report["total"]["by_key"]["k1"] > 0
     k1_rows = report["total"]["by_key"]["k1"]
 
-    code, out, err = run(capsys, "retire", "--sqlite", sqlite_db, "k1")
+    code, out, err = run(capsys, "retire", "--sqlite", graph_sqlite_db, "k1")
     assert code == 1 and "refusing" in err and f"{k1_rows} row(s) still use key k1" in err and "rotate" in err
 
-    code, out, _ = run(capsys, "rotate", "--sqlite", sqlite_db, *ALL_FLAGS)
+    code, out, _ = run(capsys, "rotate", "--sqlite", graph_sqlite_db, *ALL_FLAGS)
     assert code == 0 and "DRY RUN" in out and "--apply" in out
-    with open_store(sqlite=sqlite_db) as store:
+    with open_store(sqlite=graph_sqlite_db) as store:
         assert raw_rows(store) == before
 
-    code, out, _ = run(capsys, "rotate", "--sqlite", sqlite_db, "--apply", "--batch-size", "9", *ALL_FLAGS)
+    code, out, _ = run(capsys, "rotate", "--sqlite", graph_sqlite_db, "--apply", "--batch-size", "9", *ALL_FLAGS)
     assert code == 0, out
     assert "re-encrypted" in out and "0 failed" in out
 
-    code, out, _ = run(capsys, "status", "--sqlite", sqlite_db, "--verify", "--json")
+    code, out, _ = run(capsys, "status", "--sqlite", graph_sqlite_db, "--verify", "--json")
     assert code == 0
     total = json.loads(out)["total"]
     assert total["by_key"] == {"k2": total["rows"] - total["empty"]} and total["failed"] == 0
 
-    code, out, _ = run(capsys, "rotate", "--sqlite", sqlite_db, "--apply", "--json", *ALL_FLAGS)
+    code, out, _ = run(capsys, "rotate", "--sqlite", graph_sqlite_db, "--apply", "--json", *ALL_FLAGS)
     assert code == 0 and json.loads(out)["changed"] == {}
 
-    code, out, _ = run(capsys, "retire", "--sqlite", sqlite_db, "k1")
+    code, out, _ = run(capsys, "retire", "--sqlite", graph_sqlite_db, "k1")
     assert code == 0 and "safe" in out and "does not edit your secret store" in out
 
 
-def test_rotate_reports_unreadable_rows_and_exits_1(capsys, sqlite_db, monkeypatch):
+def test_rotate_reports_unreadable_rows_and_exits_1(capsys, graph_sqlite_db, monkeypatch):
     monkeypatch.delenv("SERDE_KIT_KEYRING_FILE", raising=False)
     monkeypatch.delenv("LANGGRAPH_AES_KEY", raising=False)
     only_k2 = Keyring({"k2": K_ROTATE.key("k2")}, primary="k2")
     monkeypatch.setenv("SERDE_KIT_KEYRING", only_k2.to_env_value())
-    code, out, _ = run(capsys, "rotate", "--sqlite", sqlite_db, "--apply")
+    code, out, _ = run(capsys, "rotate", "--sqlite", graph_sqlite_db, "--apply")
     assert code == 1
     assert "failed: checkpoints[" in out and "UnknownKeyError" in out
 
 
-def test_keyring_file_from_env(capsys, sqlite_db, tmp_path, no_keyring_env, monkeypatch):
+def test_keyring_file_from_env(capsys, graph_sqlite_db, tmp_path, no_keyring_env, monkeypatch):
     path = tmp_path / "keys"
     K_ROTATE.to_file(path)
     monkeypatch.setenv("SERDE_KIT_KEYRING_FILE", str(path))
     monkeypatch.setenv("LANGGRAPH_AES_KEY", LEGACY_TEXT)  # the +aes rows must stay readable
-    code, out, _ = run(capsys, "rotate", "--sqlite", sqlite_db, "--apply")
+    code, out, _ = run(capsys, "rotate", "--sqlite", graph_sqlite_db, "--apply")
     assert code == 0 and "rows under key k1" in out
     os.chmod(path, 0o644)
-    code, _, err = run(capsys, "rotate", "--sqlite", sqlite_db)
+    code, _, err = run(capsys, "rotate", "--sqlite", graph_sqlite_db)
     assert code == 1 and "KeyringError" in err and "chmod 600" in err
 
 
@@ -186,13 +186,13 @@ def test_keygen_file_and_extend(capsys, tmp_path, no_keyring_env, monkeypatch):
 
 
 @pytest.mark.postgres
-def test_postgres_flow(capsys, postgres_db, keyring_env):
-    code, out, _ = run(capsys, "rotate", "--postgres", postgres_db, "--apply", *ALL_FLAGS)
+def test_postgres_flow(capsys, graph_postgres_db, keyring_env):
+    code, out, _ = run(capsys, "rotate", "--postgres", graph_postgres_db, "--apply", *ALL_FLAGS)
     assert code == 0, out
-    code, out, _ = run(capsys, "status", "--postgres", postgres_db, "--verify", "--json")
+    code, out, _ = run(capsys, "status", "--postgres", graph_postgres_db, "--verify", "--json")
     total = json.loads(out)["total"]
     assert code == 0 and total["by_key"] == {"k2": total["rows"] - total["empty"]}
-    code, out, _ = run(capsys, "retire", "--postgres", postgres_db, "k1")
+    code, out, _ = run(capsys, "retire", "--postgres", graph_postgres_db, "k1")
     assert code == 0
 
 
@@ -211,11 +211,11 @@ def subprocess_env():
     return env
 
 
-def test_serde_kit_console_script(sqlite_db):
+def test_serde_kit_console_script(graph_sqlite_db):
     exe = Path(sys.executable).with_name("serde-kit")
     assert exe.exists(), "the serde-kit entry point is not installed in this environment"
     done = subprocess.run(
-        [str(exe), "rotate", "--sqlite", sqlite_db, "--apply", *ALL_FLAGS],
+        [str(exe), "rotate", "--sqlite", graph_sqlite_db, "--apply", *ALL_FLAGS],
         env=subprocess_env(),
         capture_output=True,
         text=True,
@@ -224,7 +224,7 @@ def test_serde_kit_console_script(sqlite_db):
     assert done.returncode == 0, done.stderr
     assert "re-encrypted" in done.stdout and done.stderr == ""  # no progress bar without a TTY
     status_run = subprocess.run(
-        [sys.executable, "-m", "serde_kit", "status", "--sqlite", sqlite_db, "--json"],
+        [sys.executable, "-m", "serde_kit", "status", "--sqlite", graph_sqlite_db, "--json"],
         env=subprocess_env(),
         capture_output=True,
         text=True,
@@ -233,7 +233,7 @@ def test_serde_kit_console_script(sqlite_db):
     total = json.loads(status_run.stdout)["total"]
     assert total["by_key"] == {"k2": total["rows"] - total["empty"]}
     bad = subprocess.run(
-        [str(exe), "status", "--sqlite", sqlite_db + ".missing"],
+        [str(exe), "status", "--sqlite", graph_sqlite_db + ".missing"],
         env=subprocess_env(),
         capture_output=True,
         text=True,
@@ -243,7 +243,7 @@ def test_serde_kit_console_script(sqlite_db):
     assert "Traceback" not in bad.stderr
 
 
-def test_progress_bar_on_a_terminal(sqlite_db):
+def test_progress_bar_on_a_terminal(graph_sqlite_db):
     # stderr is a pseudo-terminal: tqdm draws; --quiet turns it off.
     def run_on_tty(*extra):
         leader, follower = pty.openpty()
@@ -251,7 +251,7 @@ def test_progress_bar_on_a_terminal(sqlite_db):
         fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "serde_kit", "status", "--sqlite", sqlite_db, "--batch-size", "5", *extra],
+                [sys.executable, "-m", "serde_kit", "status", "--sqlite", graph_sqlite_db, "--batch-size", "5", *extra],
                 env=subprocess_env(),
                 stdout=subprocess.DEVNULL,
                 stderr=follower,

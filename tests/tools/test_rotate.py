@@ -40,8 +40,8 @@ def saver_factory(kind, location):
 def db(request):
     """(kind, location) of a fresh graph-populated database."""
     if request.param == "sqlite":
-        return "sqlite", request.getfixturevalue("sqlite_db")
-    return "postgres", request.getfixturevalue("postgres_db")
+        return "sqlite", request.getfixturevalue("graph_sqlite_db")
+    return "postgres", request.getfixturevalue("graph_postgres_db")
 
 
 def test_dry_run_changes_nothing(db):
@@ -92,8 +92,8 @@ def test_apply_rotates_everything_and_the_graph_reads_back_the_same(db):
     assert again.total_changed == 0 and again.ok and again.examined == 0
 
 
-def test_plaintext_and_legacy_left_alone_without_flags(sqlite_db):
-    with open_store(sqlite=sqlite_db, readonly=False) as store:
+def test_plaintext_and_legacy_left_alone_without_flags(graph_sqlite_db):
+    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
         before = status(store).total
         report = rotate(store, keyring=K_ROTATE, apply=True)
         after = status(store).total
@@ -106,9 +106,9 @@ def test_plaintext_and_legacy_left_alone_without_flags(sqlite_db):
     assert "--encrypt-plaintext" in report.format() and "--upgrade-legacy" in report.format()
 
 
-def test_rows_under_a_missing_key_fail_and_stay_untouched(sqlite_db):
+def test_rows_under_a_missing_key_fail_and_stay_untouched(graph_sqlite_db):
     only_k2 = Keyring({"k2": K_NEW.key("k2")}, primary="k2")
-    with open_store(sqlite=sqlite_db, readonly=False) as store:
+    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
         before = raw_rows(store)
         dry = rotate(store, keyring=only_k2)
         report = rotate(store, keyring=only_k2, apply=True)
@@ -123,9 +123,9 @@ def test_rows_under_a_missing_key_fail_and_stay_untouched(sqlite_db):
     assert len(report.verification.failures) == k1_rows + counts.legacy
 
 
-def test_a_new_primary_rotates_again(sqlite_db):
+def test_a_new_primary_rotates_again(graph_sqlite_db):
     k3_first = K_ROTATE.with_key("k3", K3, primary=True)
-    with open_store(sqlite=sqlite_db, readonly=False) as store:
+    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
         rotate(store, keyring=K_ROTATE, apply=True, encrypt_plaintext=True, upgrade_legacy=True)
         report = rotate(store, keyring=k3_first, apply=True)
         after = status(store).total
@@ -154,8 +154,8 @@ class InterferingStore(SqliteStore):
         return b
 
 
-def test_a_row_changed_after_reading_is_reread_not_overwritten(sqlite_db):
-    with InterferingStore(sqlite_db, readonly=False) as store:
+def test_a_row_changed_after_reading_is_reread_not_overwritten(graph_sqlite_db):
+    with InterferingStore(graph_sqlite_db, readonly=False) as store:
         report = rotate(store, keyring=K_ROTATE, apply=True, batch_size=5)
         victim, app_tag, app_blob = store.app_value
         rows = raw_rows(store)

@@ -40,8 +40,8 @@ def saver_factory(kind, location):
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db(request):
     if request.param == "sqlite":
-        return "sqlite", request.getfixturevalue("sqlite_db")
-    return "postgres", request.getfixturevalue("postgres_db")
+        return "sqlite", request.getfixturevalue("graph_sqlite_db")
+    return "postgres", request.getfixturevalue("graph_postgres_db")
 
 
 def expected_live_state(n):
@@ -122,9 +122,9 @@ def test_rotate_beside_a_writing_application(db, tmp_path):
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("workers", [2, 3])
-def test_concurrent_workers_rotate_every_row_exactly_once(postgres_db, workers):
+def test_concurrent_workers_rotate_every_row_exactly_once(graph_postgres_db, workers):
     header = build_header(K_ROTATE.primary_id)
-    with open_store(postgres=postgres_db) as store:
+    with open_store(postgres=graph_postgres_db) as store:
         before = plain_rows(store)
         needing = {
             (r.table, r.pk)
@@ -140,7 +140,7 @@ def test_concurrent_workers_rotate_every_row_exactly_once(postgres_db, workers):
 
     def work(i):
         try:
-            with open_store(postgres=postgres_db, readonly=False) as store:
+            with open_store(postgres=graph_postgres_db, readonly=False) as store:
                 barrier.wait()
                 reports[i] = rotate(
                     store,
@@ -167,7 +167,7 @@ def test_concurrent_workers_rotate_every_row_exactly_once(postgres_db, workers):
     assert set(done.values()) == {1}  # none done twice
     assert sum(r.total_changed for r in reports) == len(needing)
     print("rows per worker:", [r.total_changed for r in reports])
-    with open_store(postgres=postgres_db) as store:
+    with open_store(postgres=graph_postgres_db) as store:
         assert plain_rows(store) == before
         total = status(store, keyring=K_ROTATE, verify=True).total
     assert total.failed == 0 and dict(total.by_key) == {"k2": total.rows - total.empty}

@@ -111,13 +111,13 @@ def _store_kw(where_args):
     return {flag.lstrip("-"): location}
 
 
-def test_sigkill_sqlite(sqlite_template, tmp_path):
+def test_sigkill_sqlite(graph_sqlite_template, tmp_path):
     rng = random.Random(SEED)
     counter = iter(range(10_000))
 
     def fresh():
         path = tmp_path / f"db{next(counter)}.db"
-        shutil.copyfile(sqlite_template, path)
+        shutil.copyfile(graph_sqlite_template, path)
         return str(path)
 
     mid_run = kill_trials(rng, SQLITE_TRIALS, fresh, lambda p: ["--sqlite", p], batch_size=2)
@@ -126,11 +126,11 @@ def test_sigkill_sqlite(sqlite_template, tmp_path):
 
 
 @pytest.mark.postgres
-def test_sigkill_postgres(postgres_server, postgres_template):
+def test_sigkill_postgres(postgres_server, graph_postgres_template):
     rng = random.Random(SEED + 1)
 
     def fresh():
-        return postgres_server.new_database("kill", template=postgres_template)
+        return postgres_server.new_database("kill", template=graph_postgres_template)
 
     mid_run = kill_trials(rng, POSTGRES_TRIALS, fresh, lambda d: ["--postgres", d], batch_size=1)
     assert mid_run >= 1, f"only {mid_run} of {POSTGRES_TRIALS} kills landed mid-rotation"

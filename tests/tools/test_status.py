@@ -48,8 +48,8 @@ def check_counts(store, report):
     assert total.failed == 0
 
 
-def test_status_sqlite_counts_exactly(sqlite_db):
-    with open_store(sqlite=sqlite_db) as store:
+def test_status_sqlite_counts_exactly(graph_sqlite_db):
+    with open_store(sqlite=graph_sqlite_db) as store:
         report = status(store)  # header only: no keyring needed
         check_counts(store, report)
         assert report.primary_id is None
@@ -57,16 +57,16 @@ def test_status_sqlite_counts_exactly(sqlite_db):
 
 
 @pytest.mark.postgres
-def test_status_postgres_counts_exactly(postgres_db):
-    with open_store(postgres=postgres_db) as store:
+def test_status_postgres_counts_exactly(graph_postgres_db):
+    with open_store(postgres=graph_postgres_db) as store:
         report = status(store, keyring=K_ROTATE, verify=True, batch_size=13)
         check_counts(store, report)
         assert report.primary_id == "k2"
         assert report.verified and not report.failures
 
 
-def test_verify_counts_rows_that_do_not_decrypt(sqlite_db):
-    with open_store(sqlite=sqlite_db) as store:
+def test_verify_counts_rows_that_do_not_decrypt(graph_sqlite_db):
+    with open_store(sqlite=graph_sqlite_db) as store:
         good = status(store, keyring=K_ROTATE, verify=True)
         assert good.total.failed == 0
         k1_rows = good.total.by_key["k1"]
@@ -80,8 +80,8 @@ def test_verify_counts_rows_that_do_not_decrypt(sqlite_db):
         assert "warning: rows use key id(s) not in the keyring: k1" in bad.format()
 
 
-def test_verify_finds_a_tampered_row(sqlite_db):
-    with sqlite3.connect(sqlite_db) as c:
+def test_verify_finds_a_tampered_row(graph_sqlite_db):
+    with sqlite3.connect(graph_sqlite_db) as c:
         thread, cid, blob = c.execute(
             "SELECT thread_id, checkpoint_id, checkpoint FROM checkpoints "
             "WHERE thread_id = 'old-1' ORDER BY checkpoint_id LIMIT 1"
@@ -91,7 +91,7 @@ def test_verify_finds_a_tampered_row(sqlite_db):
             "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_id = ?",
             (tampered, thread, cid),
         )
-    with open_store(sqlite=sqlite_db) as store:
+    with open_store(sqlite=graph_sqlite_db) as store:
         header_only = status(store)
         verified = status(store, keyring=K_ROTATE, verify=True)
     assert header_only.total.failed == 0  # headers are intact
@@ -101,21 +101,21 @@ def test_verify_finds_a_tampered_row(sqlite_db):
     assert failure.error.startswith("DecryptionError")
 
 
-def test_verify_needs_a_keyring(sqlite_db):
-    with open_store(sqlite=sqlite_db) as store:
+def test_verify_needs_a_keyring(graph_sqlite_db):
+    with open_store(sqlite=graph_sqlite_db) as store:
         with pytest.raises(KeyringError, match="SERDE_KIT_KEYRING"):
             status(store, verify=True)
 
 
-def test_unknown_headers_are_counted(sqlite_db):
-    with sqlite3.connect(sqlite_db) as c:
+def test_unknown_headers_are_counted(graph_sqlite_db):
+    with sqlite3.connect(graph_sqlite_db) as c:
         c.execute("UPDATE writes SET type = 'msgpack+rot13' WHERE thread_id = 'plain-0'")
         changed = c.execute("SELECT count(*) FROM writes WHERE thread_id = 'plain-0'").fetchone()[0]
         c.execute(
             "UPDATE writes SET value = X'09' WHERE thread_id = 'new-0' AND type LIKE '%+aesgcm'"
         )
         garbled = c.execute("SELECT changes()").fetchone()[0]
-    with open_store(sqlite=sqlite_db) as store:
+    with open_store(sqlite=graph_sqlite_db) as store:
         report = status(store)
     assert changed > 0 and garbled > 0
     assert report.total.unknown == changed + garbled

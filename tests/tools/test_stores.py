@@ -91,32 +91,32 @@ def test_postgres_without_saver_tables(postgres_server):
 # -- reading -----------------------------------------------------------------
 
 
-def test_sqlite_layout_and_counts(sqlite_db):
-    with open_store(sqlite=sqlite_db) as store:
+def test_sqlite_layout_and_counts(graph_sqlite_db):
+    with open_store(sqlite=graph_sqlite_db) as store:
         assert store.kind == "sqlite"
         assert {t.name: t.pk_columns for t in store.tables} == SQLITE_PKS
         assert {t.name: (t.tag_column, t.blob_column) for t in store.tables} == {
             "checkpoints": ("type", "checkpoint"),
             "writes": ("type", "value"),
         }
-        expected = sql_counts_sqlite(sqlite_db)
+        expected = sql_counts_sqlite(graph_sqlite_db)
         assert store.count_rows_by_table() == expected
         assert store.count_rows() == sum(expected.values()) > 100
 
 
 @pytest.mark.postgres
-def test_postgres_layout_and_counts(postgres_db):
-    with open_store(postgres=postgres_db) as store:
+def test_postgres_layout_and_counts(graph_postgres_db):
+    with open_store(postgres=graph_postgres_db) as store:
         assert store.kind == "postgres"
         assert {t.name: t.pk_columns for t in store.tables} == POSTGRES_PKS
-        expected = sql_counts_postgres(postgres_db)
+        expected = sql_counts_postgres(graph_postgres_db)
         assert store.count_rows_by_table() == expected
         assert store.count_rows() == sum(expected.values()) > 100
 
 
 @pytest.mark.parametrize("batch_size", [1, 7, 500])
-def test_iter_rows_yields_every_row_once_in_pk_order(sqlite_db, batch_size):
-    with open_store(sqlite=sqlite_db) as store:
+def test_iter_rows_yields_every_row_once_in_pk_order(graph_sqlite_db, batch_size):
+    with open_store(sqlite=graph_sqlite_db) as store:
         batches = list(store.iter_rows(batch_size))
         assert all(0 < len(b) <= batch_size for b in batches)
         rows = [r for b in batches for r in b]
@@ -125,7 +125,7 @@ def test_iter_rows_yields_every_row_once_in_pk_order(sqlite_db, batch_size):
         for table in ("checkpoints", "writes"):
             pks = [r.pk for r in rows if r.table == table]
             assert pks == sorted(pks)
-    with sqlite3.connect(sqlite_db) as c:
+    with sqlite3.connect(graph_sqlite_db) as c:
         direct = {
             ("writes", tuple(r[:5])): (r[5], r[6])
             for r in c.execute(
@@ -135,8 +135,8 @@ def test_iter_rows_yields_every_row_once_in_pk_order(sqlite_db, batch_size):
     assert {k: (r.tag, r.blob) for r in rows for k in [(r.table, r.pk)] if r.table == "writes"} == direct
 
 
-def test_head_reads_only_the_start_of_each_blob(sqlite_db):
-    with open_store(sqlite=sqlite_db) as store:
+def test_head_reads_only_the_start_of_each_blob(graph_sqlite_db):
+    with open_store(sqlite=graph_sqlite_db) as store:
         full = raw_rows(store)
         heads = {(r.table, r.pk): r.blob for b in store.iter_rows(50, head=16) for r in b}
     assert heads.keys() == full.keys()
@@ -147,37 +147,37 @@ def test_head_reads_only_the_start_of_each_blob(sqlite_db):
 # -- read-only really is ------------------------------------------------------
 
 
-def test_sqlite_readonly_cannot_write(sqlite_db):
-    with open_store(sqlite=sqlite_db) as store:
+def test_sqlite_readonly_cannot_write(graph_sqlite_db):
+    with open_store(sqlite=graph_sqlite_db) as store:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             store.conn.execute("DELETE FROM writes")
         with pytest.raises(ConfigError, match="read-only"):
             store.batch(store.tables[0], after=None, limit=5)
-    assert sql_counts_sqlite(sqlite_db)["writes"] > 0
+    assert sql_counts_sqlite(graph_sqlite_db)["writes"] > 0
 
 
 @pytest.mark.postgres
-def test_postgres_readonly_cannot_write(postgres_db):
-    with open_store(postgres=postgres_db) as store:
+def test_postgres_readonly_cannot_write(graph_postgres_db):
+    with open_store(postgres=graph_postgres_db) as store:
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
             store.conn.execute("DELETE FROM checkpoint_writes")
         with pytest.raises(ConfigError, match="read-only"):
             store.batch(store.tables[0], after=None, limit=5)
-    assert sql_counts_postgres(postgres_db)["checkpoint_writes"] > 0
+    assert sql_counts_postgres(graph_postgres_db)["checkpoint_writes"] > 0
 
 
 # -- writing -----------------------------------------------------------------
 
 
-def test_sqlite_compare_and_swap_refuses_a_row_changed_after_reading(sqlite_db):
+def test_sqlite_compare_and_swap_refuses_a_row_changed_after_reading(graph_sqlite_db):
     serde = EncryptedSerializer(_inner(), K_OLD)
-    with open_store(sqlite=sqlite_db, readonly=False) as store:
+    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
         table = store.table("writes")
         with store.batch(table, after=None, limit=3) as batch:
             first = batch.rows[0]
             # The application rewrites the row between our read and our write.
             app_tag, app_blob = serde.dumps_typed("written by the app")
-            with sqlite3.connect(sqlite_db) as app:
+            with sqlite3.connect(graph_sqlite_db) as app:
                 app.execute(
                     "UPDATE writes SET type = ?, value = ? WHERE thread_id = ? AND checkpoint_ns = ? "
                     "AND checkpoint_id = ? AND task_id = ? AND idx = ?",
@@ -191,8 +191,8 @@ def test_sqlite_compare_and_swap_refuses_a_row_changed_after_reading(sqlite_db):
     assert rows[("writes", first.pk)] == ("bytes", b"fresh")
 
 
-def test_sqlite_batch_rolls_back_on_error(sqlite_db):
-    with open_store(sqlite=sqlite_db, readonly=False) as store:
+def test_sqlite_batch_rolls_back_on_error(graph_sqlite_db):
+    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
         before = raw_rows(store)
         table = store.table("checkpoints")
         with pytest.raises(RuntimeError):
@@ -202,10 +202,10 @@ def test_sqlite_batch_rolls_back_on_error(sqlite_db):
         assert raw_rows(store) == before
 
 
-def test_exclude_header_skips_rows_under_that_key(sqlite_db):
+def test_exclude_header_skips_rows_under_that_key(graph_sqlite_db):
     from serde_kit.crypto.blob import build_header
 
-    with open_store(sqlite=sqlite_db, readonly=False) as store:
+    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
         table = store.table("checkpoints")
         with store.batch(table, after=None, limit=1000, exclude_header=build_header("k1")) as batch:
             claimed = {r.pk[0].split("-")[0] for r in batch.rows}
@@ -215,9 +215,9 @@ def test_exclude_header_skips_rows_under_that_key(sqlite_db):
 
 
 @pytest.mark.postgres
-def test_postgres_skip_locked_batches_are_disjoint(postgres_db):
-    with open_store(postgres=postgres_db, readonly=False) as a, open_store(
-        postgres=postgres_db, readonly=False
+def test_postgres_skip_locked_batches_are_disjoint(graph_postgres_db):
+    with open_store(postgres=graph_postgres_db, readonly=False) as a, open_store(
+        postgres=graph_postgres_db, readonly=False
     ) as b:
         table = a.table("checkpoint_writes")
         with a.batch(table, after=None, limit=10) as batch_a:
@@ -229,14 +229,14 @@ def test_postgres_skip_locked_batches_are_disjoint(postgres_db):
 
 
 @pytest.mark.postgres
-def test_postgres_compare_and_swap_and_empty_rows(postgres_db):
+def test_postgres_compare_and_swap_and_empty_rows(graph_postgres_db):
     # PostgresSaver writes ("empty", NULL) blob rows for channels without a value.
-    with psycopg.connect(postgres_db, autocommit=True) as c:
+    with psycopg.connect(graph_postgres_db, autocommit=True) as c:
         c.execute(
             "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
             "VALUES ('aaa-empty', '', 'ch', '1', 'empty', NULL)"
         )
-    with open_store(postgres=postgres_db, readonly=False) as store:
+    with open_store(postgres=graph_postgres_db, readonly=False) as store:
         rows = raw_rows(store)
         key = ("checkpoint_blobs", ("aaa-empty", "", "ch", "1"))
         assert rows[key] == ("empty", None)
