@@ -96,3 +96,14 @@ def test_numpy_nan_scalars_keep_dtype_and_nan(raw: str, dtype: str) -> None:
 
     value = np.frombuffer(bytes.fromhex(raw), dtype=dtype)[0]
     assert_same(value, SER.loads_typed(SER.dumps_typed(value)))
+
+
+# fuzz_decode/trailing-check-compares-array (found by the damaged-rows property,
+# a one-bit flip of [np.array([], bool)]): the row's outer array header becomes
+# empty, so the numpy array lands where the trailing-bytes check expects its
+# marker and `marker != token` raises numpy's bare ValueError.
+def test_damaged_row_with_array_in_marker_slot_is_malformed() -> None:
+    from serde_kit import MalformedDataError
+
+    with pytest.raises(MalformedDataError):
+        SER.loads_typed(("msgpack", bytes.fromhex("90c70b0694a37c62319100a143c400")))
