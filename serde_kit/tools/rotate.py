@@ -11,8 +11,8 @@ run killed at any point loses nothing and a rerun finishes the job.  Each row
 is written with a compare-and-swap update: a row the application changed after
 it was read is re-read and re-encrypted, never overwritten with stale bytes.
 On PostgreSQL, batches are claimed with ``FOR UPDATE SKIP LOCKED`` so several
-workers can run at once; a second sweep with waiting locks picks up rows that
-were locked by someone else during the first.
+workers can run at once; when a batch had to skip locked rows, its range is
+walked again waiting for the locks, so no row is missed or done twice.
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ __all__ = [
 #: Bytes read per blob for header-only classification (header <= 66 bytes; the
 #: rest only has to be long enough to look like a whole v1 blob).
 HEADER_READ = 128
+
+#: Attempts per batch when the database aborts its transaction (deadlock, busy).
+MAX_BATCH_ATTEMPTS = 5
 
 #: Compare-and-swap attempts per row before giving up on it (a row that keeps
 #: changing under us is reported, not forced).
@@ -189,7 +192,7 @@ class StatusReport:
 
         def fmt(cells: list[str]) -> str:
             return "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
             )
 
         out = [f"store: {self.store}"]
@@ -373,6 +376,19 @@ class RotateReport:
     def total_changed(self) -> int:
         return sum(self.changed.values())
 
+    def merge(self, other: RotateReport) -> None:
+        """Add ``other``'s counts (a committed batch) to this report."""
+        self.examined += other.examined
+        self.changed.update(other.changed)
+        self.changed_by_table.update(other.changed_by_table)
+        self.skipped_plaintext += other.skipped_plaintext
+        self.skipped_legacy += other.skipped_legacy
+        self.unknown += other.unknown
+        self.retried += other.retried
+        self.failures.extend(other.failures)
+        if self.changed_rows is not None and other.changed_rows is not None:
+            self.changed_rows.extend(other.changed_rows)
+
     @property
     def ok(self) -> bool:
         """No row failed, and the verification pass (if run) found none unreadable."""
@@ -517,21 +533,74 @@ class _Rotator:
         if row is not None:
             self.fail(row, f"row kept changing; gave up after {MAX_CAS_ATTEMPTS} attempts")
 
-    def run_table(self, table: Any, *, batch_size: int, skip_locked: bool, bar: Any) -> None:
+    def run_table(self, table: Any, *, batch_size: int, bar: Any) -> None:
+        """Walk ``table`` in primary-key order, one transaction per batch."""
         header = build_header(self.primary)
         after = None
         while True:
-            with self.store.batch(
-                table, after=after, limit=batch_size, exclude_header=header, skip_locked=skip_locked
-            ) as batch:
-                if not batch.rows:
-                    return
-                for row in batch.rows:
-                    self.report.examined += 1
-                    self.apply_row(batch, row, self.wanted(row))
-                after = batch.rows[-1].pk
+            rows, missed = self._run_batch(
+                table, after=after, limit=batch_size, exclude_header=header, skip_locked=True
+            )
             if bar is not None:
-                bar.update(len(batch.rows))
+                bar.update(len(rows))
+            if missed:
+                # Some rows in this range were locked (by another worker or by the
+                # application) and skipped: go over the range again, waiting for
+                # the locks this time.  Rows finished by others meanwhile no
+                # longer match and are not touched twice.
+                self._sweep(
+                    table,
+                    after=after,
+                    until=rows[-1].pk if rows else None,
+                    seen={r.pk for r in rows},
+                    batch_size=batch_size,
+                    header=header,
+                )
+            if not rows:
+                return
+            after = rows[-1].pk
+
+    def _sweep(self, table: Any, *, after: Any, until: Any, seen: set, batch_size: int, header: bytes) -> None:
+        while True:
+            rows, _ = self._run_batch(
+                table,
+                after=after,
+                until=until,
+                limit=batch_size,
+                exclude_header=header,
+                skip_locked=False,
+                seen=seen,
+            )
+            if not rows:
+                return
+            after = rows[-1].pk
+
+    def _run_batch(self, table: Any, *, seen: set | None = None, **claim: Any) -> tuple[list[Row], bool]:
+        """One batch transaction; retried when the database aborts it (deadlock, busy)."""
+        for attempt in range(MAX_BATCH_ATTEMPTS):
+            tally = RotateReport(
+                dry_run=False,
+                primary_id=self.primary,
+                changed_rows=None if self.report.changed_rows is None else [],
+            )
+            main, self.report = self.report, tally
+            try:
+                with self.store.batch(table, **claim) as batch:
+                    missed = batch.count_claimable() > len(batch.rows)
+                    for row in batch.rows:
+                        if seen is not None and row.pk in seen:
+                            continue
+                        tally.examined += 1
+                        self.apply_row(batch, row, self.wanted(row))
+            except Exception as e:
+                if not self.store.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
+                    raise
+                continue  # rolled back: nothing of this batch happened
+            finally:
+                self.report = main
+            main.merge(tally)
+            return batch.rows, missed
+        raise AssertionError("unreachable")
 
 
 def rotate(
@@ -591,13 +660,7 @@ def rotate(
                     bar.update(len(rows))
             return report
         for table in store.tables:
-            rotator.run_table(table, batch_size=batch_size, skip_locked=True, bar=bar)
-        if store.kind == "postgres":
-            # Rows locked by another worker or by the application were skipped
-            # above; sweep once more, waiting for locks this time.  Rows done by
-            # others meanwhile no longer match and are not touched again.
-            for table in store.tables:
-                rotator.run_table(table, batch_size=batch_size, skip_locked=False, bar=None)
+            rotator.run_table(table, batch_size=batch_size, bar=bar)
     finally:
         if bar is not None:
             bar.close()

@@ -102,6 +102,15 @@ class Batch(ABC):
     def reread(self, row: Row) -> Row | None:
         """The row's current content inside this transaction (None if it was deleted)."""
 
+    @abstractmethod
+    def count_claimable(self) -> int:
+        """Rows this batch could have claimed had none been locked by someone else.
+
+        Counts, without locking, the rows matching the batch's conditions up to
+        its last row (or to ``until``/the end when it claimed none); more than
+        ``len(rows)`` means rows were skipped as locked.
+        """
+
 
 class Store(ABC):
     """A LangGraph checkpoint database opened for the tools."""
@@ -170,6 +179,7 @@ class Store(ABC):
         limit: int,
         exclude_header: bytes | None = None,
         skip_locked: bool = True,
+        until: tuple[Any, ...] | None = None,
     ) -> AbstractContextManager[Batch]:
         """Claim up to ``limit`` rows of ``table`` after primary key ``after``, for writing.
 
@@ -183,7 +193,15 @@ class Store(ABC):
 
     # -- plumbing -----------------------------------------------------------
     @abstractmethod
-    def _count(self, table: Table, *, exclude_header: bytes | None = None) -> int: ...
+    def _count(
+        self,
+        table: Table,
+        *,
+        exclude_header: bytes | None = None,
+        after: tuple[Any, ...] | None = None,
+        until: tuple[Any, ...] | None = None,
+        claim: bool = False,
+    ) -> int: ...
 
     @abstractmethod
     def _page(
@@ -193,6 +211,10 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None:
         """Close the connection."""
+
+    def is_transient(self, error: BaseException) -> bool:
+        """True when ``error`` aborted a batch transaction that can simply be retried."""
+        return False
 
     def __enter__(self) -> Store:
         return self
@@ -205,10 +227,10 @@ class Store(ABC):
         return self.kind
 
 
-def _row_value_predicate(columns: Sequence[str], placeholder: str) -> str:
+def _row_value_predicate(columns: Sequence[str], placeholder: str, *, op: str = ">") -> str:
     cols = ", ".join(columns)
     marks = ", ".join([placeholder] * len(columns))
-    return f"({cols}) > ({marks})"
+    return f"({cols}) {op} ({marks})"
 
 
 def _check_write(store: Store) -> None:
@@ -225,6 +247,7 @@ class SqliteStore(Store):
     """A SqliteSaver database file."""
 
     kind = "sqlite"
+    _mark = "?"
 
     def __init__(self, path: str | os.PathLike[str], *, readonly: bool = True) -> None:
         self.path = Path(path)
@@ -254,6 +277,9 @@ class SqliteStore(Store):
 
     def describe(self) -> str:
         return f"sqlite:{self.path}"
+
+    def is_transient(self, error: BaseException) -> bool:
+        return isinstance(error, sqlite3.OperationalError) and "locked" in str(error)
 
     def _discover(self) -> tuple[Table, ...]:
         existing = {
@@ -289,10 +315,14 @@ class SqliteStore(Store):
         exclude_header: bytes | None,
         *,
         claim: bool = False,
+        until: tuple[Any, ...] | None = None,
     ) -> tuple[str, list[Any]]:
         clauses, params = [], []
         if claim:
             clauses.append(f"{table.blob_column} IS NOT NULL")
+        if until is not None:
+            clauses.append(_row_value_predicate(table.pk_columns, self._mark, op="<="))
+            params.extend(until)
         if after is not None:
             clauses.append(_row_value_predicate(table.pk_columns, "?"))
             params.extend(after)
@@ -306,8 +336,16 @@ class SqliteStore(Store):
             params.extend([len(exclude_header), exclude_header])
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
-    def _count(self, table: Table, *, exclude_header: bytes | None = None) -> int:
-        where, params = self._where(table, None, exclude_header)
+    def _count(
+        self,
+        table: Table,
+        *,
+        exclude_header: bytes | None = None,
+        after: tuple[Any, ...] | None = None,
+        until: tuple[Any, ...] | None = None,
+        claim: bool = False,
+    ) -> int:
+        where, params = self._where(table, after, exclude_header, claim=claim, until=until)
         return self.conn.execute(f"SELECT count(*) FROM {table.name}{where}", params).fetchone()[0]
 
     def _select(
@@ -319,8 +357,9 @@ class SqliteStore(Store):
         head: int | None = None,
         exclude_header: bytes | None = None,
         claim: bool = False,
+        until: tuple[Any, ...] | None = None,
     ) -> list[Row]:
-        where, params = self._where(table, after, exclude_header, claim=claim)
+        where, params = self._where(table, after, exclude_header, claim=claim, until=until)
         pk = ", ".join(table.pk_columns)
         blob = table.blob_column
         if head is not None:
@@ -349,9 +388,10 @@ class SqliteStore(Store):
         limit: int,
         exclude_header: bytes | None = None,
         skip_locked: bool = True,
+        until: tuple[Any, ...] | None = None,
     ) -> AbstractContextManager[Batch]:
         _check_write(self)
-        rows = self._select(table, after, limit, exclude_header=exclude_header, claim=True)
+        rows = self._select(table, after, limit, exclude_header=exclude_header, claim=True, until=until)
         return _SqliteBatch(self, table, rows)
 
     def close(self) -> None:
@@ -380,6 +420,9 @@ class _SqliteBatch(Batch, AbstractContextManager):
 
     def __enter__(self) -> _SqliteBatch:
         return self
+
+    def count_claimable(self) -> int:
+        return len(self.rows)  # SQLite has no row locks to skip
 
     def _begin(self) -> None:
         if not self._in_tx:
@@ -446,6 +489,7 @@ class PostgresStore(Store):
     """A PostgresSaver (or ShallowPostgresSaver) database."""
 
     kind = "postgres"
+    _mark = "%s"
 
     def __init__(self, dsn: str, *, readonly: bool = True) -> None:
         try:
@@ -473,6 +517,13 @@ class PostgresStore(Store):
 
     def describe(self) -> str:
         return f"postgres:{self._where_text}"
+
+    def is_transient(self, error: BaseException) -> bool:
+        from psycopg import errors
+
+        return isinstance(
+            error, (errors.DeadlockDetected, errors.SerializationFailure, errors.LockNotAvailable)
+        )
 
     def _discover(self) -> tuple[Table, ...]:
         found = {}
@@ -524,10 +575,14 @@ class PostgresStore(Store):
         exclude_header: bytes | None,
         *,
         claim: bool = False,
+        until: tuple[Any, ...] | None = None,
     ) -> tuple[str, list[Any]]:
         clauses, params = [], []
         if claim:
             clauses.append(f"{table.blob_column} IS NOT NULL")
+        if until is not None:
+            clauses.append(_row_value_predicate(table.pk_columns, self._mark, op="<="))
+            params.extend(until)
         if after is not None:
             clauses.append(_row_value_predicate(table.pk_columns, "%s"))
             params.extend(after)
@@ -540,8 +595,16 @@ class PostgresStore(Store):
             params.extend([len(exclude_header), exclude_header])
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
-    def _count(self, table: Table, *, exclude_header: bytes | None = None) -> int:
-        where, params = self._where(table, None, exclude_header)
+    def _count(
+        self,
+        table: Table,
+        *,
+        exclude_header: bytes | None = None,
+        after: tuple[Any, ...] | None = None,
+        until: tuple[Any, ...] | None = None,
+        claim: bool = False,
+    ) -> int:
+        where, params = self._where(table, after, exclude_header, claim=claim, until=until)
         return self.conn.execute(f"SELECT count(*) FROM {table.name}{where}", params).fetchone()[0]
 
     def _select(
@@ -554,9 +617,10 @@ class PostgresStore(Store):
         head: int | None = None,
         exclude_header: bytes | None = None,
         claim: bool = False,
+        until: tuple[Any, ...] | None = None,
         lock: str = "",
     ) -> list[Row]:
-        where, params = self._where(table, after, exclude_header, claim=claim)
+        where, params = self._where(table, after, exclude_header, claim=claim, until=until)
         pk = ", ".join(table.pk_columns)
         blob = (
             table.blob_column
@@ -587,9 +651,10 @@ class PostgresStore(Store):
         limit: int,
         exclude_header: bytes | None = None,
         skip_locked: bool = True,
+        until: tuple[Any, ...] | None = None,
     ) -> AbstractContextManager[Batch]:
         _check_write(self)
-        return _PostgresBatch(self, table, after, limit, exclude_header, skip_locked)
+        return _PostgresBatch(self, table, after, limit, exclude_header, skip_locked, until)
 
     def close(self) -> None:
         self.conn.close()
@@ -604,10 +669,11 @@ class _PostgresBatch(Batch, AbstractContextManager):
         limit: int,
         exclude_header: bytes | None,
         skip_locked: bool,
+        until: tuple[Any, ...] | None,
     ) -> None:
         self.store = store
         self.table = table
-        self._args = (after, limit, exclude_header, skip_locked)
+        self._args = (after, limit, exclude_header, skip_locked, until)
         t = table
         pk_match = " AND ".join(f"{c} = %s" for c in t.pk_columns)
         self._update_sql = (
@@ -620,7 +686,7 @@ class _PostgresBatch(Batch, AbstractContextManager):
         )
 
     def __enter__(self) -> _PostgresBatch:
-        after, limit, exclude_header, skip_locked = self._args
+        after, limit, exclude_header, skip_locked, until = self._args
         self._tx = self.store.conn.transaction()
         self._tx.__enter__()
         try:
@@ -629,7 +695,14 @@ class _PostgresBatch(Batch, AbstractContextManager):
             # workers run at once: each row is claimed by exactly one of them.
             lock = "FOR UPDATE SKIP LOCKED" if skip_locked else "FOR UPDATE"
             self.rows = self.store._select(
-                self._cur, self.table, after, limit, exclude_header=exclude_header, claim=True, lock=lock
+                self._cur,
+                self.table,
+                after,
+                limit,
+                exclude_header=exclude_header,
+                claim=True,
+                until=until,
+                lock=lock,
             )
         except BaseException as e:
             self._tx.__exit__(type(e), e, e.__traceback__)
@@ -639,6 +712,13 @@ class _PostgresBatch(Batch, AbstractContextManager):
     def compare_and_swap(self, row: Row, tag: str, blob: bytes) -> bool:
         cur = self._cur.execute(self._update_sql, [tag, blob, *row.pk, row.tag, row.blob])
         return cur.rowcount == 1
+
+    def count_claimable(self) -> int:
+        after, _limit, exclude_header, _skip, until = self._args
+        last = self.rows[-1].pk if self.rows else until
+        return self.store._count(
+            self.table, exclude_header=exclude_header, after=after, until=last, claim=True
+        )
 
     def reread(self, row: Row) -> Row | None:
         r = self._cur.execute(self._reread_sql, list(row.pk)).fetchone()

@@ -106,9 +106,10 @@ def test_plaintext_and_legacy_left_alone_without_flags(graph_sqlite_db):
     assert "--encrypt-plaintext" in report.format() and "--upgrade-legacy" in report.format()
 
 
-def test_rows_under_a_missing_key_fail_and_stay_untouched(graph_sqlite_db):
+def test_rows_under_a_missing_key_fail_and_stay_untouched(db):
+    kind, location = db
     only_k2 = Keyring({"k2": K_NEW.key("k2")}, primary="k2")
-    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
+    with open_store(**where(kind, location), readonly=False) as store:
         before = raw_rows(store)
         dry = rotate(store, keyring=only_k2)
         report = rotate(store, keyring=only_k2, apply=True)

@@ -6,9 +6,10 @@ import json
 import subprocess
 import sys
 import threading
-from pathlib import Path
+import time
 from collections import Counter
 from functools import partial
+from pathlib import Path
 
 import pytest
 from rotate_fixtures import (
@@ -171,3 +172,52 @@ def test_concurrent_workers_rotate_every_row_exactly_once(graph_postgres_db, wor
         assert plain_rows(store) == before
         total = status(store, keyring=K_ROTATE, verify=True).total
     assert total.failed == 0 and dict(total.by_key) == {"k2": total.rows - total.empty}
+
+
+@pytest.mark.postgres
+def test_a_row_locked_by_the_application_is_waited_for_not_missed(graph_postgres_db):
+    import psycopg
+    from rotate_fixtures import K_OLD, inner_serializer
+
+    from serde_kit.crypto import EncryptedSerializer
+
+    dsn = graph_postgres_db
+    with psycopg.connect(dsn) as conn:
+        pk = conn.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx FROM checkpoint_writes "
+            "WHERE thread_id = 'old-1' ORDER BY checkpoint_id, task_id, idx LIMIT 1"
+        ).fetchone()
+    match = "thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"
+    app_tag, app_blob = EncryptedSerializer(inner_serializer(), K_OLD).dumps_typed(["app", "update"])
+    locked = threading.Event()
+    saw_rotate_waiting = []
+
+    def application():
+        with psycopg.connect(dsn) as conn:  # one transaction holding the row lock
+            conn.execute(f"SELECT 1 FROM checkpoint_writes WHERE {match} FOR UPDATE", pk)
+            locked.set()
+            with psycopg.connect(dsn, autocommit=True) as monitor:
+                for _ in range(6000):
+                    waiting = monitor.execute(
+                        "SELECT count(*) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                    ).fetchone()[0]
+                    if waiting:
+                        saw_rotate_waiting.append(True)
+                        break
+                    time.sleep(0.01)
+            conn.execute(f"UPDATE checkpoint_writes SET type = %s, blob = %s WHERE {match}", (app_tag, app_blob, *pk))
+            conn.commit()
+
+    app = threading.Thread(target=application)
+    app.start()
+    locked.wait(30)
+    with open_store(postgres=dsn, readonly=False) as store:
+        report = rotate(store, keyring=K_ROTATE, apply=True, batch_size=5, record_changes=True)
+        rows = {(r.table, r.pk): r for b in store.iter_rows() for r in b}
+    app.join(60)
+    assert saw_rotate_waiting, "rotate never waited for the locked row: it was skipped"
+    key = ("checkpoint_writes", tuple(pk))
+    assert report.ok and Counter(report.changed_rows)[key] == 1
+    assert rows[key].tag.endswith("+aesgcm") and rows[key].blob.startswith(build_header("k2"))
+    assert reader_serde().loads_typed((rows[key].tag, rows[key].blob)) == ["app", "update"]
