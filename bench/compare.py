@@ -159,6 +159,14 @@ def report_serializer(results: dict[str, dict[str, dict[str, Any]]], per_item: s
     lo = _geomean([r["loads_speedup_vs_stock"] for r in summary["per_payload"].values()])
     summary["geomean_dumps_speedup"], summary["geomean_loads_speedup"] = d, lo
     print(f"\ngeomean speedup vs stock over {len(results)} payloads: dumps {d:.2f}x, loads {lo:.2f}x")
+    # The big-array payloads swing the overall geomean (one copy vs the stock's
+    # three); the structured payloads on their own say how the codec itself does.
+    other = [r for p, r in summary["per_payload"].items() if not p.startswith("numpy_")]
+    if other and len(other) < len(summary["per_payload"]):
+        d2 = _geomean([r["dumps_speedup_vs_stock"] for r in other])
+        l2 = _geomean([r["loads_speedup_vs_stock"] for r in other])
+        summary["geomean_non_numpy"] = {"dumps": d2, "loads": l2}
+        print(f"geomean speedup vs stock over the {len(other)} non-numpy payloads: dumps {d2:.2f}x, loads {l2:.2f}x")
     return summary
 
 
@@ -202,6 +210,10 @@ def targets(ser: dict[str, Any] | None, enc: dict[str, Any] | None) -> list[tupl
         if d is not None:
             rows.append(("dumps geomean >= 3x stock", f"{d:.2f}x", d >= 3))
             rows.append(("loads geomean >= 2x stock", f"{lo:.2f}x", lo >= 2))
+        if "geomean_non_numpy" in ser:
+            g = ser["geomean_non_numpy"]
+            rows.append(("(same, non-numpy payloads only) dumps >= 3x", f"{g['dumps']:.2f}x", g["dumps"] >= 3))
+            rows.append(("(same, non-numpy payloads only) loads >= 2x", f"{g['loads']:.2f}x", g["loads"] >= 2))
         for p in ("chat_10", "chat_500", "pydantic_200", "dataclass_200"):
             if p in pp:
                 for op in ("dumps", "loads"):
@@ -252,8 +264,9 @@ def main(argv: list[str] | None = None) -> int:
             ser_results["pending_writes_1000"] = measure(P.pending_writes(1000), cs, rounds=args.rounds, min_time=args.min_time, per_item=True)
             per_item.add("pending_writes_1000")
     summary = report_serializer(ser_results, per_item) if ser_results else None
-    if summary and want == "numpy":
+    if summary and want == "numpy":  # the geomean targets are about the full payload set
         summary.pop("geomean_dumps_speedup"), summary.pop("geomean_loads_speedup")
+        summary.pop("geomean_non_numpy", None)
     enc = run_encryption(rounds=args.rounds, min_time=args.min_time) if want in ("all", "encryption") else None
     rows = targets(summary, enc)
     if args.json:
