@@ -23,6 +23,16 @@ __all__ = ["COMMAND_MODULES", "add_store_options", "main", "open_store_from_args
 COMMAND_MODULES = ("serde_kit.tools.rotate", "serde_kit.tools.inspect_cli")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def add_store_options(parser: argparse.ArgumentParser) -> None:
     """Add ``--sqlite PATH | --postgres DSN`` (one required), ``--batch-size`` and ``--quiet``."""
     where = parser.add_mutually_exclusive_group(required=True)
@@ -33,7 +43,9 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
         help="PostgresSaver database, e.g. postgresql://user@host:5432/db "
         "(put the password in PGPASSWORD or ~/.pgpass, not on the command line)",
     )
-    parser.add_argument("--batch-size", type=int, default=500, metavar="N", help="rows per batch (default 500)")
+    parser.add_argument(
+        "--batch-size", type=_positive_int, default=500, metavar="N", help="rows per batch (default 500)"
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 

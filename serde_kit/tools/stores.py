@@ -167,8 +167,8 @@ class Store(ABC):
 
     # -- writing ------------------------------------------------------------
     def count_pending(self, table: Table, *, exclude_header: bytes | None) -> int:
-        """Rows in ``table`` with a blob that does not start with ``exclude_header``."""
-        return self._count(table, exclude_header=exclude_header)
+        """Rows of ``table`` that :meth:`batch` would claim: a non-NULL blob not under ``exclude_header``."""
+        return self._count(table, exclude_header=exclude_header, claim=True)
 
     @abstractmethod
     def batch(
@@ -181,7 +181,8 @@ class Store(ABC):
         skip_locked: bool = True,
         until: tuple[Any, ...] | None = None,
     ) -> AbstractContextManager[Batch]:
-        """Claim up to ``limit`` rows of ``table`` after primary key ``after``, for writing.
+        """Claim up to ``limit`` rows of ``table`` after primary key ``after`` (and up to
+        ``until``, inclusive, when given), for writing.
 
         Rows with a NULL blob are never claimed, nor (when ``exclude_header``
         is given) ``+aesgcm`` rows whose blob starts with it.  Everything done

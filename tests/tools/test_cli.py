@@ -78,6 +78,7 @@ def test_rotate_help_says_dry_run_by_default(capsys):
         ["status", "--sqlite", "a.db", "--postgres", "postgresql://x"],  # both
         ["rotate", "--sqlite", "a.db", "--key", "k1:AAAA"],  # keys never from argv
         ["nonsense"],
+        ["status", "--sqlite", "a.db", "--batch-size", "0"],
     ],
 )
 def test_usage_errors_exit_2(capsys, argv):
