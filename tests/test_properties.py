@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import strategies as S
 import strategy_types as T
 from compare import Mismatch, assert_same, is_same, safe_repr, writeable_not_checked
-from serde_kit import EncodeError, RebuildError, SerdeError, Serializer
+from serde_kit import BlockedTypeError, EncodeError, RebuildError, SerdeError, Serializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 SER = Serializer(allow=T.USER_TYPES)
@@ -152,6 +152,47 @@ class _NotSupported:
 def test_unsupported_values_raise_encode_error(value: Any) -> None:
     with pytest.raises(EncodeError):
         SER.dumps_typed(value)
+
+
+def _user_types_in(value: Any, seen: set[type]) -> set[type]:
+    """The test's user classes that occur anywhere in ``value``."""
+    t = type(value)
+    if t in T.USER_TYPES:
+        seen.add(t)
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _user_types_in(k, seen)
+            _user_types_in(v, seen)
+    elif isinstance(value, (list, tuple, set, frozenset, deque)):
+        for v in value:
+            _user_types_in(v, seen)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _user_types_in(getattr(value, f.name), seen)
+    elif hasattr(t, "model_fields"):
+        for name in t.model_fields:
+            _user_types_in(getattr(value, name), seen)
+        for v in (getattr(value, "model_extra", None) or {}).values():
+            _user_types_in(v, seen)
+    else:
+        for name in getattr(t, "__slots__", ()):  # langgraph Send
+            _user_types_in(getattr(value, name, None), seen)
+    return seen
+
+
+DEFAULT_ONLY = Serializer()
+
+
+@given(S.checkpoint_values())
+def test_default_allowlist_blocks_exactly_the_user_types(value: Any) -> None:
+    stored = SER.dumps_typed(value)
+    users = _user_types_in(value, set())
+    if not users:
+        assert_same(value, DEFAULT_ONLY.loads_typed(stored))
+        return
+    with pytest.raises(BlockedTypeError) as info:
+        DEFAULT_ONLY.loads_typed(stored)
+    assert (info.value.module, info.value.name) in {(u.__module__, u.__qualname__) for u in users}
 
 
 # --- bad input -----------------------------------------------------------------
