@@ -99,7 +99,7 @@ class Decoder:
             if call.error is not None:
                 raise call.error from None
             raise MalformedDataError(f"not valid msgpack data: {exc}") from None
-        if marker != _MARKER_TOKEN:
+        if type(marker) is not bytes or marker != _MARKER_TOKEN:
             raise MalformedDataError("stored value is truncated or followed by trailing bytes")
         return value
 
