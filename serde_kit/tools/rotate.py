@@ -507,31 +507,48 @@ class _Rotator:
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         self.report.failures.append(RowFailure(row.table, row.pk, text))
 
-    def apply_row(self, batch: Any, row: Row | None, source: str | None) -> None:
+    def _changed(self, row: Row, source: str) -> None:
+        self.report.changed[source] += 1
+        self.report.changed_by_table[row.table] += 1
+        if self.report.changed_rows is not None:
+            self.report.changed_rows.append((row.table, row.pk))
+
+    def _prepare(self, row: Row | None) -> tuple[Row, str, tuple[str, bytes]] | None:
+        """``(row, source, new value)`` if ``row`` needs writing; failures are recorded."""
+        if row is None:
+            return None  # deleted by the application meanwhile: nothing to keep
+        source = self.wanted(row)
+        if source is None:
+            return None
+        try:
+            new = self.new_value(row)
+        except (CryptoError, DecodeError) as e:
+            self.fail(row, e)
+            return None
+        return None if new is None else (row, source, new)
+
+    def apply_rows(self, batch: Any, rows: list[Row]) -> None:
+        """Re-encrypt ``rows`` in one go; rows that changed meanwhile are redone one by one."""
+        work = [w for w in map(self._prepare, rows) if w is not None]
+        applied = batch.compare_and_swap_many([(row, *new) for row, _, new in work])
+        for (row, source, _), ok in zip(work, applied, strict=True):
+            if ok:
+                self._changed(row, source)
+            else:
+                self._redo(batch, row)
+
+    def _redo(self, batch: Any, row: Row) -> None:
+        # The row changed after we read it: read the current bytes and start over.
         for _attempt in range(MAX_CAS_ATTEMPTS):
-            if row is None:
-                return  # deleted by the application meanwhile: nothing to keep
-            if source is None:
-                return
-            try:
-                new = self.new_value(row)
-            except (CryptoError, DecodeError) as e:
-                self.fail(row, e)
-                return
-            if new is None:
-                return
-            if batch.compare_and_swap(row, *new):
-                self.report.changed[source] += 1
-                self.report.changed_by_table[row.table] += 1
-                if self.report.changed_rows is not None:
-                    self.report.changed_rows.append((row.table, row.pk))
-                return
-            # The row changed after we read it: read the current bytes and redo.
             self.report.retried += 1
-            row = batch.reread(row)
-            source = None if row is None else self.wanted(row)
-        if row is not None:
-            self.fail(row, f"row kept changing; gave up after {MAX_CAS_ATTEMPTS} attempts")
+            work = self._prepare(batch.reread(row))
+            if work is None:
+                return
+            row, source, new = work
+            if batch.compare_and_swap(row, *new):
+                self._changed(row, source)
+                return
+        self.fail(row, f"row kept changing; gave up after {MAX_CAS_ATTEMPTS} attempts")
 
     def run_table(self, table: Any, *, batch_size: int, bar: Any) -> None:
         """Walk ``table`` in primary-key order, one transaction per batch."""
@@ -587,11 +604,9 @@ class _Rotator:
             try:
                 with self.store.batch(table, **claim) as batch:
                     missed = batch.count_claimable() > len(batch.rows)
-                    for row in batch.rows:
-                        if seen is not None and row.pk in seen:
-                            continue
-                        tally.examined += 1
-                        self.apply_row(batch, row, self.wanted(row))
+                    rows = [r for r in batch.rows if seen is None or r.pk not in seen]
+                    tally.examined += len(rows)
+                    self.apply_rows(batch, rows)
             except Exception as e:
                 if not self.store.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
                     raise

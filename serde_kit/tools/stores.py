@@ -33,6 +33,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,10 @@ class Batch(ABC):
 
         Returns whether the update applied.
         """
+
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        """:meth:`compare_and_swap` for several ``(row, tag, blob)``; one result each."""
+        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]
 
     @abstractmethod
     def reread(self, row: Row) -> Row | None:
@@ -501,6 +506,7 @@ class PostgresStore(Store):
             ) from None
         self.readonly = readonly
         self._where_text = _describe_dsn(dsn)
+        self._column_types: dict[str, dict[str, str]] = {}
         try:
             self.conn = psycopg.connect(dsn, autocommit=True, connect_timeout=15)
         except psycopg.Error as e:
@@ -542,10 +548,10 @@ class PostgresStore(Store):
         for name, (tag_col, blob_col) in _POSTGRES_LAYOUT.items():
             oid = found[name]
             columns = {
-                r[0]
+                r[0]: r[1]
                 for r in self.conn.execute(
-                    "SELECT attname FROM pg_attribute WHERE attrelid = %s "
-                    "AND attnum > 0 AND NOT attisdropped",
+                    "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+                    "WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped",
                     (oid,),
                 )
             }
@@ -566,6 +572,7 @@ class PostgresStore(Store):
                     f"PostgreSQL table {name} lacks {what}; "
                     "this is not a LangGraph PostgresSaver layout"
                 )
+            self._column_types[name] = columns
             tables.append(Table(name, tag_col, blob_col, pk))
         return tuple(tables)
 
@@ -694,8 +701,8 @@ class _PostgresBatch(Batch, AbstractContextManager):
             self._cur = self.store.conn.cursor()
             # Locking the rows inside the batch transaction is what lets several
             # workers run at once: each row is claimed by exactly one of them.
-            lock = "FOR UPDATE SKIP LOCKED" if skip_locked else "FOR UPDATE"
-            self.rows = self.store._select(
+            select = partial(
+                self.store._select,
                 self._cur,
                 self.table,
                 after,
@@ -703,8 +710,21 @@ class _PostgresBatch(Batch, AbstractContextManager):
                 exclude_header=exclude_header,
                 claim=True,
                 until=until,
-                lock=lock,
             )
+            from psycopg import errors as psycopg_errors
+
+            self._skipped_some = False
+            if not skip_locked:
+                self.rows = select(lock="FOR UPDATE")
+            else:
+                # NOWAIT first: when nothing is locked (the usual case) we know
+                # no row was skipped without counting.
+                try:
+                    with self.store.conn.transaction():  # a savepoint
+                        self.rows = select(lock="FOR UPDATE NOWAIT")
+                except psycopg_errors.LockNotAvailable:
+                    self.rows = select(lock="FOR UPDATE SKIP LOCKED")
+                    self._skipped_some = True
         except BaseException as e:
             self._tx.__exit__(type(e), e, e.__traceback__)
             raise
@@ -714,7 +734,34 @@ class _PostgresBatch(Batch, AbstractContextManager):
         cur = self._cur.execute(self._update_sql, [tag, blob, *row.pk, row.tag, row.blob])
         return cur.rowcount == 1
 
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        if not items:
+            return []
+        # One UPDATE per batch, its rows passed as arrays: one round trip and a
+        # constant query text (parsed and planned once) whatever the batch size.
+        t = self.table
+        types = self.store._column_types[t.name]
+        names = [f"k{i}" for i in range(len(t.pk_columns))]
+        arrays = [*(types[c] for c in t.pk_columns), "text", "bytea", "text", "bytea"]
+        pk_match = " AND ".join(f"t.{c} = v.{k}" for c, k in zip(t.pk_columns, names, strict=True))
+        sql = (
+            f"UPDATE {t.name} AS t SET {t.tag_column} = v.new_tag, {t.blob_column} = v.new_blob "
+            f"FROM unnest({', '.join(f'%b::{a}[]' for a in arrays)}) "
+            f"AS v({', '.join(names)}, old_tag, old_blob, new_tag, new_blob) "
+            f"WHERE {pk_match} AND t.{t.tag_column} IS NOT DISTINCT FROM v.old_tag "
+            f"AND t.{t.blob_column} = v.old_blob "
+            f"RETURNING {', '.join(f't.{c}' for c in t.pk_columns)}"
+        )
+        columns: list[list[Any]] = [[] for _ in arrays]
+        for row, tag, blob in items:
+            for column, value in zip(columns, (*row.pk, row.tag, row.blob, tag, blob), strict=True):
+                column.append(value)
+        done = {tuple(r) for r in self._cur.execute(sql, columns).fetchall()}
+        return [row.pk in done for row, _, _ in items]
+
     def count_claimable(self) -> int:
+        if not self._skipped_some:
+            return len(self.rows)
         after, _limit, exclude_header, _skip, until = self._args
         last = self.rows[-1].pk if self.rows else until
         return self.store._count(

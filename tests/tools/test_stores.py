@@ -256,3 +256,23 @@ def _inner():
     from rotate_fixtures import inner_serializer
 
     return inner_serializer()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_compare_and_swap_many_applies_only_unchanged_rows(kind, request):
+    location = request.getfixturevalue(f"graph_{kind}_db")
+    with open_store(**{kind: location}, readonly=False) as store:
+        table = store.tables[1]
+        with store.batch(table, after=None, limit=4) as batch:
+            rows = batch.rows
+            stale = type(rows[1])(rows[1].table, rows[1].pk, rows[1].tag, b"stale bytes")
+            results = batch.compare_and_swap_many(
+                [(rows[0], "bytes", b"a"), (stale, "bytes", b"b"), (rows[2], "bytes", b"c")]
+            )
+            assert batch.compare_and_swap_many([]) == []
+        assert results == [True, False, True]
+        after = raw_rows(store)
+    assert after[(table.name, rows[0].pk)] == ("bytes", b"a")
+    assert after[(table.name, rows[1].pk)] == (rows[1].tag, rows[1].blob)
+    assert after[(table.name, rows[2].pk)] == ("bytes", b"c")
+    assert after[(table.name, rows[3].pk)] == (rows[3].tag, rows[3].blob)
