@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="serde-kit",
         description="Tools for LangGraph checkpoint data written through serde_kit: "
-        "keys, re-encryption, status.",
+        "keys, re-encryption, status and inspection of stored rows.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:

@@ -358,6 +358,7 @@ class RotateReport:
 
     dry_run: bool
     primary_id: str
+    #: rows read: every row in a dry run; only rows not yet under the primary when applying
     examined: int = 0
     #: rows re-encrypted (would be, in a dry run), by source: key id, "plaintext" or "legacy"
     changed: Counter = field(default_factory=Counter)
@@ -651,10 +652,16 @@ def rotate(
     rotator = _Rotator(
         store, serde, report, encrypt_plaintext=encrypt_plaintext, upgrade_legacy=upgrade_legacy
     )
-    header = build_header(keyring.primary_id)
+    total = 0
     if progress is not None:
-        total = sum(store.count_pending(t, exclude_header=header) for t in store.tables)
-    bar = _progress(progress, total if progress else 0, "rotate" if apply else "rotate (dry run)")
+        # a dry run reads every row's header; applying reads only rows not yet done
+        header = build_header(keyring.primary_id)
+        total = (
+            sum(store.count_pending(t, exclude_header=header) for t in store.tables)
+            if apply
+            else store.count_rows()
+        )
+    bar = _progress(progress, total, "rotate" if apply else "rotate (dry run)")
     try:
         if not apply:
             for rows in store.iter_rows(batch_size, head=HEADER_READ):
@@ -878,6 +885,9 @@ def register(subparsers: Any) -> None:
         description="Re-encrypt every stored row that is not under the keyring's primary key. "
         "DRY RUN BY DEFAULT: it prints what it would change; --apply writes. Safe to run beside "
         "the application, to interrupt and rerun, and (PostgreSQL) in several processes at once.",
+        epilog="Keys come from SERDE_KIT_KEYRING or SERDE_KIT_KEYRING_FILE (primary first), plus "
+        "LANGGRAPH_AES_KEY for +aes rows. Exit status: 0 when every row was handled and reads back, "
+        "1 when a row could not be decrypted or re-encrypted (listed; such rows are left untouched).",
     )
     add_store_options(p)
     p.add_argument("--apply", action="store_true", help="write the changes (default: dry run)")
