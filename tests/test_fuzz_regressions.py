@@ -107,3 +107,34 @@ def test_damaged_row_with_array_in_marker_slot_is_malformed() -> None:
 
     with pytest.raises(MalformedDataError):
         SER.loads_typed(("msgpack", bytes.fromhex("90c70b0694a37c62319100a143c400")))
+
+
+# Same growth in lenient mode: the warn-once set remembers every distinct
+# (module, name) it warned about (about 340 bytes each). The stock reader caps
+# its equivalent sets at 1000 entries.
+def test_lenient_decoding_of_many_distinct_blocked_names_does_not_grow_memory() -> None:
+    import tracemalloc
+    import warnings
+
+    import ormsgpack
+
+    from serde_kit import LenientDecodeWarning
+
+    ser = Serializer(lenient=True)
+
+    def blocked_row(i: int) -> tuple[str, bytes]:
+        return "msgpack", ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb((f"mod{i}", "Name" + "x" * 64, 1))))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LenientDecodeWarning)
+        for i in range(2_000):  # warm up; a bounded set may legitimately fill up here
+            assert ser.loads_typed(blocked_row(i)) == 1
+        tracemalloc.start()
+        try:
+            before, _ = tracemalloc.get_traced_memory()
+            for i in range(2_000, 7_000):
+                assert ser.loads_typed(blocked_row(i)) == 1
+            after, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert after - before < 500_000, f"{(after - before) / 1e6:.1f} MB retained after 5000 distinct blocked names"
