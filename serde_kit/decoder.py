@@ -52,6 +52,7 @@ _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
 _MARKER_TOKEN = os.urandom(16)
 _MARKER_BYTES = b"\xc4\x10" + _MARKER_TOKEN
 _OPTION = ormsgpack.OPT_NON_STR_KEYS
+_MAX_WARNED_TYPES = 1000
 
 
 class _Blocked:
@@ -144,15 +145,28 @@ class Decoder:
         """Lenient mode: the raw payload in place of the value, with one warning per type."""
         error = blocked.error if isinstance(blocked, _Blocked) else blocked
         key = (error.module, error.name)
-        if key not in self._warned:
-            self._warned.add(key)
-            warnings.warn(
-                f"lenient decoding returned the raw stored fields of {error.module}.{error.name} "
-                f"(a {type(env[2]).__name__}) instead of the object: its type and methods are "
-                f"lost. Reason: {error}",
-                LenientDecodeWarning,
-                stacklevel=2,
-            )
+        if key in self._warned:
+            return env[2]
+        if len(self._warned) >= _MAX_WARNED_TYPES:
+            # Data naming endless distinct types must not grow the process: one
+            # last warning, then silence.
+            if len(self._warned) == _MAX_WARNED_TYPES:
+                self._warned.add(("", ""))
+                warnings.warn(
+                    f"lenient decoding has warned about {_MAX_WARNED_TYPES} different types; "
+                    "further types returned as raw payloads are not reported",
+                    LenientDecodeWarning,
+                    stacklevel=2,
+                )
+            return env[2]
+        self._warned.add(key)
+        warnings.warn(
+            f"lenient decoding returned the raw stored fields of {error.module}.{error.name} "
+            f"(a {type(env[2]).__name__}) instead of the object: its type and methods are "
+            f"lost. Reason: {error}",
+            LenientDecodeWarning,
+            stacklevel=2,
+        )
         return env[2]
 
     @property
