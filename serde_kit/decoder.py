@@ -193,7 +193,7 @@ class _DecodeCall:
             self.depth = depth + 1
             try:
                 env = ormsgpack.unpackb(data, ext_hook=self.ext_hook, option=_OPTION)
-                if type(env) is list and len(env) >= 3:
+                if type(env) is list and len(env) >= (4 if code == 3 else 3):
                     module, name = env[0], env[1]
                     if type(module) is str and type(name) is str:
                         rebuild = self.cache.get(
