@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from ormsgpack import Ext
 
 from . import codes
-from .stdlib import EncodeFn, RebuildFn, _expect
+from .stdlib import EncodeFn, RebuildFn, expect
 
 
 class DeltaSnapshot(NamedTuple):
@@ -74,7 +74,7 @@ def _rebuild_send(env: list) -> Any:
         from langgraph.types import Send
     except ImportError:
         raise TypeError("this value holds a langgraph Send; install langgraph to read it") from None
-    args = _expect(env[2], list, "Send args")
+    args = expect(env[2], list, "Send args")
     if len(args) == 2:
         return Send(args[0], args[1])
     if len(args) == 3:

@@ -18,7 +18,7 @@ from typing import Any
 from ormsgpack import Ext
 
 from . import codes
-from .stdlib import EncodeFn, RebuildFn, _expect
+from .stdlib import EncodeFn, RebuildFn, expect
 from .user import importable_key
 
 
@@ -89,7 +89,7 @@ def v2_rebuilder(cls: Any) -> RebuildFn:
     by_name = "by_name" in inspect.signature(cls.model_validate).parameters
 
     def rebuild(env: list) -> Any:
-        fields = _expect(env[2], dict, "model fields")
+        fields = expect(env[2], dict, "model fields")
         if computed & fields.keys():
             fields = {k: v for k, v in fields.items() if k not in computed}
         if by_name:
@@ -104,4 +104,4 @@ def v1_rebuilder(cls: Any) -> RebuildFn:
     ``.dict()`` method (langgraph's store ``Item``), so this is not limited to pydantic."""
     if not callable(cls):
         raise TypeError(f"{cls!r} cannot be called")
-    return lambda env: cls(**_expect(env[2], dict, "fields"))
+    return lambda env: cls(**expect(env[2], dict, "fields"))

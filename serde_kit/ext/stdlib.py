@@ -106,39 +106,39 @@ ENCODERS.update(
 )
 
 
-def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+def expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     if not isinstance(value, kind):
         raise TypeError(f"{what} must be {getattr(kind, '__name__', kind)}, not {type(value).__name__}")
     return value
 
 
 def _rebuild_int(env: list) -> int:
-    digits, base = _expect(env[2], list, "args")
+    digits, base = expect(env[2], list, "args")
     if base != 16 or not isinstance(digits, str):
         raise ValueError("big int payload must be [hex digits, 16]")
     return int(digits, 16)
 
 
 def _rebuild_deque_args(env: list) -> collections.deque:
-    items, maxlen = _expect(env[2], list, "args")
-    return collections.deque(_expect(items, list, "items"), maxlen)
+    items, maxlen = expect(env[2], list, "args")
+    return collections.deque(expect(items, list, "items"), maxlen)
 
 
 REBUILDERS.update(
     {
-        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple"): lambda env: tuple(_expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple"): lambda env: tuple(expect(env[2], list, "items")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(_set_items(env[2])),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(_set_items(env[2])),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict"): lambda env: dict(_pairs(env[2])),
-        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque"): lambda env: collections.deque(_expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque"): lambda env: collections.deque(expect(env[2], list, "items")),
         (codes.CONSTRUCTOR_POS_ARGS, "collections", "deque"): _rebuild_deque_args,
-        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "OrderedDict"): lambda env: collections.OrderedDict(_expect(env[2], dict, "items")),
-        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "Counter"): lambda env: collections.Counter(_expect(env[2], dict, "counts")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "OrderedDict"): lambda env: collections.OrderedDict(expect(env[2], dict, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "Counter"): lambda env: collections.Counter(expect(env[2], dict, "counts")),
         (codes.CONSTRUCTOR_POS_ARGS, "builtins", "int"): _rebuild_int,
         (codes.CONSTRUCTOR_POS_ARGS, "builtins", "complex"): lambda env: complex(*_numbers(env[2], 2)),
         (codes.CONSTRUCTOR_POS_ARGS, "fractions", "Fraction"): lambda env: fractions.Fraction(*_ints(env[2], 2)),
-        (codes.CONSTRUCTOR_SINGLE_ARG, "decimal", "Decimal"): lambda env: decimal.Decimal(_expect(env[2], str, "Decimal text")),
-        (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: uuid.UUID(hex=_expect(env[2], str, "UUID hex")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "decimal", "Decimal"): lambda env: decimal.Decimal(expect(env[2], str, "Decimal text")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: uuid.UUID(hex=expect(env[2], str, "UUID hex")),
     }
 )  # fmt: skip
 
@@ -146,7 +146,7 @@ REBUILDERS.update(
 def _set_items(items: Any) -> list:
     # Set elements are hashable, so a list element can only be a tuple that the
     # stock writer turned into an array; serde_kit itself writes tuples as ext.
-    return [_list_to_tuple(item) for item in _expect(items, list, "items")]
+    return [_list_to_tuple(item) for item in expect(items, list, "items")]
 
 
 def _list_to_tuple(item: Any) -> Any:
@@ -156,7 +156,7 @@ def _list_to_tuple(item: Any) -> Any:
 
 
 def _pairs(items: Any) -> list:
-    items = _expect(items, list, "dict items")
+    items = expect(items, list, "dict items")
     if not all(type(pair) is list and len(pair) == 2 for pair in items):
         raise TypeError("dict items must be [key, value] pairs")
     return items
@@ -266,7 +266,7 @@ _DATETIME_KEYS = _TIME_KEYS | {"year", "month", "day"}
 
 
 def _kwargs(env: list, allowed: frozenset[str]) -> dict:
-    kwargs = _expect(env[2], dict, "kwargs")
+    kwargs = expect(env[2], dict, "kwargs")
     unknown = set(kwargs) - allowed
     if unknown:
         raise TypeError(f"unexpected fields {sorted(map(str, unknown))}")
@@ -281,7 +281,7 @@ def _tzinfo_ok(kwargs: dict) -> dict:
 
 
 def _zone(env: list) -> zoneinfo.ZoneInfo:
-    key = _expect(env[2], str, "zone key")
+    key = expect(env[2], str, "zone key")
     try:
         return zoneinfo.ZoneInfo(key)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
@@ -289,7 +289,7 @@ def _zone(env: list) -> zoneinfo.ZoneInfo:
 
 
 def _fromisoformat(cls: type) -> RebuildFn:
-    return lambda env: cls.fromisoformat(_expect(env[2], str, "ISO text"))  # type: ignore[attr-defined]
+    return lambda env: cls.fromisoformat(expect(env[2], str, "ISO text"))  # type: ignore[attr-defined]
 
 
 REBUILDERS.update(
@@ -299,7 +299,7 @@ REBUILDERS.update(
         (codes.CONSTRUCTOR_POS_ARGS, "datetime", "date"): lambda env: date(*_ints(env[2], 3)),
         (codes.CONSTRUCTOR_KW_ARGS, "datetime", "time"): lambda env: time(**_tzinfo_ok(_kwargs(env, _TIME_KEYS))),
         (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timedelta"): lambda env: timedelta(*_ints(env[2], 3)),
-        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timezone"): lambda env: timezone(*_expect(env[2], list, "args")),
+        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timezone"): lambda env: timezone(*expect(env[2], list, "args")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo"): _zone,
     }
 )  # fmt: skip
@@ -352,7 +352,7 @@ ENCODERS[re.Pattern] = _pattern
 
 def _rebuild_path(cls: type) -> RebuildFn:
     def rebuild(env: list) -> Any:
-        parts = _expect(env[2], list, "path parts")
+        parts = expect(env[2], list, "path parts")
         if not all(isinstance(part, str) for part in parts):
             raise TypeError("path parts must be strings")
         return cls(*parts)
@@ -361,7 +361,7 @@ def _rebuild_path(cls: type) -> RebuildFn:
 
 
 def _rebuild_pattern(env: list) -> re.Pattern:
-    pattern, flags = _expect(env[2], list, "args")
+    pattern, flags = expect(env[2], list, "args")
     if not isinstance(pattern, (str, bytes)) or type(flags) is not int:
         raise TypeError("re.compile payload must be [pattern, flags]")
     return re.compile(pattern, flags)
@@ -370,7 +370,7 @@ def _rebuild_pattern(env: list) -> re.Pattern:
 REBUILDERS.update(
     {
         (codes.CONSTRUCTOR_SINGLE_ARG, "ipaddress", cls.__name__): (
-            lambda env, cls=cls: cls(_expect(env[2], str, "address"))
+            lambda env, cls=cls: cls(expect(env[2], str, "address"))
         )
         for cls in _IP_TYPES
     }
@@ -412,7 +412,7 @@ EXCEPTION_METHOD = "from_args"
 for _name, _cls in BUILTIN_EXCEPTIONS.items():
     ENCODERS[_cls] = _exception
     METHODS[("builtins", _name, EXCEPTION_METHOD)] = (
-        lambda env, cls=_cls: cls(*_expect(env[4], list, "exception args"))
+        lambda env, cls=_cls: cls(*expect(env[4], list, "exception args"))
     )
 
 

@@ -14,7 +14,7 @@ from ormsgpack import Ext
 
 from ..errors import EncodeError
 from . import codes
-from .stdlib import EncodeFn, RebuildFn, _expect
+from .stdlib import EncodeFn, RebuildFn, expect
 
 
 def importable_key(cls: type) -> tuple[str, str]:
@@ -73,7 +73,7 @@ def rebuilder(code: int, cls: Any) -> RebuildFn:
     if code == codes.CONSTRUCTOR_SINGLE_ARG:
         return lambda env: cls(env[2])
     if code == codes.CONSTRUCTOR_POS_ARGS:
-        return lambda env: cls(*_expect(env[2], list, "args"))
+        return lambda env: cls(*expect(env[2], list, "args"))
     if code != codes.CONSTRUCTOR_KW_ARGS:
         raise TypeError(f"ext code {code} cannot construct {cls!r}")
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
@@ -82,7 +82,7 @@ def rebuilder(code: int, cls: Any) -> RebuildFn:
 
 
 def _str_keys(kwargs: Any) -> dict:
-    kwargs = _expect(kwargs, dict, "kwargs")
+    kwargs = expect(kwargs, dict, "kwargs")
     if not all(isinstance(key, str) for key in kwargs):
         raise TypeError("keyword names must be strings")
     return kwargs
