@@ -16,11 +16,12 @@ status=0
 for h in $HARNESSES; do
     mkdir -p "fuzz/crashes/$h" "$SCRATCH/$h"
     if [[ -n "${FUZZ_RUNS:-}" ]]; then limit="-runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECONDS_EACH"; fi
+    dict=(); [[ -f "fuzz/$h.dict" ]] && dict=("-dict=fuzz/$h.dict")
     echo "== $h ($limit)"
     start=$(date +%s)
-    "$PY" "fuzz/$h.py" "$limit" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$PY" "fuzz/$h.py" "$limit" "${dict[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="fuzz/crashes/$h/" "$SCRATCH/$h" "fuzz/corpus/$h" 2>&1 | tee "$SCRATCH/$h.log" \
-        | grep -E "^(INFO: Seed|#[0-9]+ +DONE|stat::|==[0-9]+== ERROR|Uncaught|.*Error)"
+        | grep -E "^(INFO: Seed|#[0-9]+ +DONE|stat::|==[0-9]+== ERROR| === Uncaught)"
     rc=${PIPESTATUS[0]}
     echo "== $h exit=$rc seconds=$(( $(date +%s) - start ))"
     if [[ $rc -ne 0 ]]; then

@@ -23,10 +23,12 @@ def test_harness_runs_without_findings(harness: str, tmp_path: Path) -> None:
     artifacts.mkdir()
     scratch = tmp_path / "corpus"
     scratch.mkdir()
+    dictionary = REPO / "fuzz" / f"{harness}.dict"
     proc = subprocess.run(
         [
             sys.executable,
             str(REPO / "fuzz" / f"{harness}.py"),
+            *([f"-dict={dictionary}"] if dictionary.exists() else []),
             f"-max_total_time={SECONDS}",
             "-timeout=10",
             "-rss_limit_mb=2048",
