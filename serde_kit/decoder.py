@@ -92,9 +92,9 @@ class Decoder:
                     return fast
         try:
             if top_level_ext:
-                return ormsgpack.unpackb(data, ext_hook=call.ext_hook, option=_OPTION)
+                return ormsgpack.unpackb(data, ext_hook=call.hook, option=_OPTION)
             value, marker = ormsgpack.unpackb(
-                b"\x92" + data + _MARKER_BYTES, ext_hook=call.ext_hook, option=_OPTION
+                b"\x92" + data + _MARKER_BYTES, ext_hook=call.hook, option=_OPTION
             )
         except (ValueError, TypeError, RecursionError, MemoryError) as exc:
             if call.error is not None:
@@ -178,13 +178,14 @@ class _DecodeCall:
     """State of one ``loads`` call: the first error (ormsgpack hides errors raised in
     the ext hook) and the ext nesting depth."""
 
-    __slots__ = ("decoder", "cache", "error", "depth")
+    __slots__ = ("decoder", "cache", "error", "depth", "hook")
 
     def __init__(self, decoder: Decoder) -> None:
         self.decoder = decoder
         self.cache = decoder._cache
         self.error: SerdeError | None = None
         self.depth = 0
+        self.hook = self.ext_hook
 
     def ext_hook(self, code: int, data: bytes) -> Any:
         depth = self.depth
@@ -192,7 +193,7 @@ class _DecodeCall:
             # Hot path: an envelope whose (code, shape, module, name) was checked before.
             self.depth = depth + 1
             try:
-                env = ormsgpack.unpackb(data, ext_hook=self.ext_hook, option=_OPTION)
+                env = ormsgpack.unpackb(data, ext_hook=self.hook, option=_OPTION)
                 if type(env) is list and len(env) >= (4 if code == 3 else 3):
                     module, name = env[0], env[1]
                     if type(module) is str and type(name) is str:
@@ -234,7 +235,7 @@ class _DecodeCall:
             raise
 
     def _unpack(self, data: bytes) -> Any:
-        return ormsgpack.unpackb(data, ext_hook=self.ext_hook, option=_OPTION)
+        return ormsgpack.unpackb(data, ext_hook=self.hook, option=_OPTION)
 
     def _ext(self, code: int, data: bytes) -> Any:
         if self.depth >= MAX_EXT_DEPTH:

@@ -118,23 +118,32 @@ class Encoder:
 
 class _EncodeCall:
     """State of one ``dumps`` call: the first error (ormsgpack hides errors raised in
-    ``default``) and the ext nesting depth."""
+    ``default``), the ext nesting depth, and the exts already written (a level
+    retried for its dict keys reuses them instead of encoding everything again)."""
 
-    __slots__ = ("table", "resolve", "error", "depth")
+    __slots__ = ("table", "resolve", "error", "depth", "written", "default_fn")
 
     def __init__(self, table: dict[type, EncodeFn], resolve: Callable[[type], EncodeFn]) -> None:
         self.table = table
         self.resolve = resolve
         self.error: SerdeError | None = None
         self.depth = 0
+        self.written: dict[int, tuple[Any, Any]] = {}
+        self.default_fn = self.default
 
     def default(self, obj: Any) -> Any:
+        done = self.written.get(id(obj))
+        if done is not None and done[0] is obj:
+            return done[1]
         cls = type(obj)
         encode = self.table.get(cls)
         try:
             if encode is None:
                 encode = self.resolve(cls)
-            return encode(obj, self)
+            result = encode(obj, self)
+            if encode is not numpy.encode_array:  # arrays may be large: not kept
+                self.written[id(obj)] = (obj, result)
+            return result
         except SerdeError as exc:
             if self.error is None:
                 self.error = exc
@@ -158,6 +167,15 @@ class _EncodeCall:
     def pack(self, payload: Any) -> bytes:
         """Pack an ext payload with this same encoder, one nesting level down."""
         depth = self.depth
+        if depth >= _stack.LEVELS_ON_CALLER_STACK:
+            return self._pack_deep(payload, depth)
+        self.depth = depth + 1
+        try:
+            return self.pack_level(payload)
+        finally:
+            self.depth = depth
+
+    def _pack_deep(self, payload: Any, depth: int) -> bytes:
         if depth >= MAX_EXT_DEPTH:
             raise EncodeError(
                 f"value nests more than {MAX_EXT_DEPTH} typed values deep "
@@ -177,12 +195,12 @@ class _EncodeCall:
     def pack_level(self, value: Any) -> bytes:
         """Pack ``value``; dicts with non-str keys go through :func:`_with_faithful_keys`."""
         try:
-            return ormsgpack.packb(value, default=self.default, option=OPTIONS)
+            return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS)
         except TypeError as exc:
             if self.error is not None or _KEY_ERROR not in str(exc):
                 raise
         return ormsgpack.packb(
-            _with_faithful_keys(value, self), default=self.default, option=OPTIONS_NON_STR_KEYS
+            _with_faithful_keys(value, self), default=self.default_fn, option=OPTIONS_NON_STR_KEYS
         )
 
 

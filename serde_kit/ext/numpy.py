@@ -49,7 +49,7 @@ def dtype_spec(dtype: Any) -> str | dict:
     return dtype.str
 
 
-def _ndarray(obj: Any, call: Any) -> Ext:
+def encode_array(obj: Any, call: Any) -> Ext:
     if type(obj) is not sys.modules["numpy"].ndarray:
         raise EncodeError(
             f"numpy array subclass {type(obj).__qualname__} cannot be stored faithfully; "
@@ -82,7 +82,7 @@ def resolve(cls: type) -> EncodeFn | None:
     if np is None:
         return None
     if issubclass(cls, np.ndarray):
-        return _ndarray
+        return encode_array
     if issubclass(cls, np.generic):
         return _scalar
     return None
