@@ -55,6 +55,10 @@ _OPTION = ormsgpack.OPT_NON_STR_KEYS
 _MAX_WARNED_TYPES = 1000
 
 
+def _no_ext(code: int, data: bytes) -> Any:
+    raise ValueError("has ext values")
+
+
 class _Blocked:
     """Cached verdict for a pair the allowlist refuses."""
 
@@ -77,8 +81,20 @@ class Decoder:
 
     def loads(self, data: bytes) -> Any:
         """The value in ``data``; raises a :class:`DecodeError` subclass for anything else."""
-        call = _DecodeCall(self)
         top_level_ext = bool(data) and (data[0] in _FIXEXT or data[0] in _EXT_SIZED)
+        if not top_level_ext:
+            # Plain JSON-like values need no per-call state; the first ext ends
+            # this attempt early and the full decoder starts over.
+            wrapped = b"\x92" + data + _MARKER_BYTES
+            try:
+                value, marker = ormsgpack.unpackb(wrapped, ext_hook=_no_ext, option=_OPTION)
+            except (ValueError, TypeError, RecursionError, MemoryError):
+                pass
+            else:
+                if type(marker) is not bytes or marker != _MARKER_TOKEN:
+                    raise MalformedDataError("stored value is truncated or followed by trailing bytes")
+                return value
+        call = _DecodeCall(self)
         if top_level_ext:
             start = _check_ext_length(data)
             if data[start - 1] == codes.NUMPY_ARRAY:

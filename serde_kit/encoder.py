@@ -68,6 +68,12 @@ class Encoder:
 
     def dumps(self, obj: Any) -> bytes:
         """msgpack bytes for ``obj``; raises :class:`EncodeError` if any part has no faithful encoding."""
+        try:
+            # Plain JSON-like values need no per-call state; the first value
+            # that does (or a non-str key) ends this attempt early.
+            return ormsgpack.packb(obj, option=OPTIONS)
+        except TypeError:
+            pass
         call = _EncodeCall(self._table, self._resolve)
         try:
             if obj.__class__.__name__ == "ndarray":
