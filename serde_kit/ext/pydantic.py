@@ -87,14 +87,26 @@ def v2_rebuilder(cls: Any) -> RebuildFn:
         return lambda env: cls.model_validate(env[2])
     computed = frozenset(getattr(cls, "model_computed_fields", {}) or {})
     by_name = "by_name" in inspect.signature(cls.model_validate).parameters
+    base_init = sys.modules["pydantic"].BaseModel.__init__
+    # A model with its own __init__ (langchain messages) validates inside it;
+    # model_validate would call that __init__ and validate twice.
+    custom_init = cls.__init__ is not base_init
+
+    def validate(fields: dict) -> Any:
+        if by_name:
+            return cls.model_validate(fields, by_name=True)
+        return cls.model_validate(fields)
 
     def rebuild(env: list) -> Any:
         fields = expect(env[2], dict, "model fields")
         if computed & fields.keys():
             fields = {k: v for k, v in fields.items() if k not in computed}
-        if by_name:
-            return cls.model_validate(fields, by_name=True)
-        return cls.model_validate(fields)
+        if custom_init:
+            try:
+                return cls(**fields)
+            except Exception:  # e.g. fields stored by name behind aliases, non-str keys
+                pass
+        return validate(fields)
 
     return rebuild
 
