@@ -46,6 +46,7 @@ _ENVELOPE_LENGTH = {
 # ext type, then its fixed header size and how the payload length is stored.
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
+_EXT_FIRST_BYTES = frozenset(bytes([first]) for first in (*_FIXEXT, *_EXT_SIZED))
 
 # A private marker closing the top-level value, to notice trailing bytes
 # (ormsgpack ignores them): a bin value with a per-process random payload.
@@ -81,7 +82,7 @@ class Decoder:
 
     def loads(self, data: bytes) -> Any:
         """The value in ``data``; raises a :class:`DecodeError` subclass for anything else."""
-        top_level_ext = bool(data) and (data[0] in _FIXEXT or data[0] in _EXT_SIZED)
+        top_level_ext = data[:1] in _EXT_FIRST_BYTES
         if not top_level_ext:
             # Plain JSON-like values need no per-call state; the first ext ends
             # this attempt early and the full decoder starts over.

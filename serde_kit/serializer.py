@@ -91,7 +91,7 @@ class Serializer:
         except (TypeError, ValueError):
             raise MalformedDataError("expected a (type tag, bytes) pair") from None
         if tag == "msgpack":
-            return self._decoder.loads(_as_bytes(payload))
+            return self._decoder.loads(payload if type(payload) is bytes else _as_bytes(payload))
         if tag == "null":
             return None
         if tag == "bytes":
