@@ -15,24 +15,14 @@ import ormsgpack
 from . import _stack
 from .allowlist import Allowlist
 from .errors import EncodeError, SerdeError
-from .ext import langgraph, numpy, pydantic, stdlib, user
+from .ext import codes, langgraph, numpy, pydantic, stdlib, user
 from .ext.stdlib import EncodeFn
 
 #: How deep ext values may nest (a model holding a tuple holding a model ...).
 #: The reader enforces the same bound, so nothing written is unreadable.
 MAX_EXT_DEPTH = 64
 
-# Without OPT_NON_STR_KEYS ormsgpack refuses any non-str key instead of silently
-# writing datetime/UUID/enum keys as strings; such dicts take the slow path below.
-OPTIONS = (
-    ormsgpack.OPT_PASSTHROUGH_BIG_INT
-    | ormsgpack.OPT_PASSTHROUGH_DATACLASS
-    | ormsgpack.OPT_PASSTHROUGH_DATETIME
-    | ormsgpack.OPT_PASSTHROUGH_ENUM
-    | ormsgpack.OPT_PASSTHROUGH_SUBCLASS
-    | ormsgpack.OPT_PASSTHROUGH_TUPLE
-    | ormsgpack.OPT_PASSTHROUGH_UUID
-)
+OPTIONS = codes.PACK_OPTIONS
 OPTIONS_NON_STR_KEYS = OPTIONS | ormsgpack.OPT_NON_STR_KEYS
 _KEY_ERROR = "Dict key must be str"
 _I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
@@ -72,10 +62,12 @@ class Encoder:
             # Plain JSON-like values need no per-call state; the first value
             # that does (or a non-str key) ends this attempt early.
             return ormsgpack.packb(obj, option=OPTIONS)
-        except TypeError:
-            pass
+        except TypeError as exc:
+            keys_first = _KEY_ERROR in str(exc)
         call = _EncodeCall(self._table, self._resolve)
         try:
+            if keys_first:  # skip straight to the key-preserving form
+                return call.pack_level(_with_faithful_keys(obj, call), non_str_keys=True)
             if obj.__class__.__name__ == "ndarray":
                 fast = numpy.dumps_large(obj, call.pack_level)
                 if fast is not None:
@@ -124,32 +116,24 @@ class Encoder:
 
 class _EncodeCall:
     """State of one ``dumps`` call: the first error (ormsgpack hides errors raised in
-    ``default``), the ext nesting depth, and the exts already written (a level
-    retried for its dict keys reuses them instead of encoding everything again)."""
+    ``default``) and the ext nesting depth."""
 
-    __slots__ = ("table", "resolve", "error", "depth", "written", "default_fn")
+    __slots__ = ("table", "resolve", "error", "depth", "default_fn")
 
     def __init__(self, table: dict[type, EncodeFn], resolve: Callable[[type], EncodeFn]) -> None:
         self.table = table
         self.resolve = resolve
         self.error: SerdeError | None = None
         self.depth = 0
-        self.written: dict[int, tuple[Any, Any]] = {}
         self.default_fn = self.default
 
     def default(self, obj: Any) -> Any:
-        done = self.written.get(id(obj))
-        if done is not None and done[0] is obj:
-            return done[1]
         cls = type(obj)
         encode = self.table.get(cls)
         try:
             if encode is None:
                 encode = self.resolve(cls)
-            result = encode(obj, self)
-            if encode is not numpy.encode_array:  # arrays may be large: not kept
-                self.written[id(obj)] = (obj, result)
-            return result
+            return encode(obj, self)
         except SerdeError as exc:
             if self.error is None:
                 self.error = exc
@@ -198,8 +182,11 @@ class _EncodeCall:
         finally:
             self.depth = depth
 
-    def pack_level(self, value: Any) -> bytes:
-        """Pack ``value``; dicts with non-str keys go through :func:`_with_faithful_keys`."""
+    def pack_level(self, value: Any, *, non_str_keys: bool = False) -> bytes:
+        """Pack ``value``; dicts with non-str keys go through :func:`_with_faithful_keys`
+        (pass ``non_str_keys=True`` for a value already transformed by it)."""
+        if non_str_keys:
+            return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS_NON_STR_KEYS)
         try:
             return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS)
         except TypeError as exc:

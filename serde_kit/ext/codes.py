@@ -2,6 +2,22 @@
 
 from __future__ import annotations
 
+import ormsgpack
+
+#: How serde_kit packs: every value ormsgpack would write lossily (tuples, big
+#: ints, subclasses, dataclasses, datetimes, enums, UUIDs) goes to ``default``.
+#: Without OPT_NON_STR_KEYS ormsgpack refuses non-str keys instead of silently
+#: writing datetime/UUID/enum keys as strings.
+PACK_OPTIONS = (
+    ormsgpack.OPT_PASSTHROUGH_BIG_INT
+    | ormsgpack.OPT_PASSTHROUGH_DATACLASS
+    | ormsgpack.OPT_PASSTHROUGH_DATETIME
+    | ormsgpack.OPT_PASSTHROUGH_ENUM
+    | ormsgpack.OPT_PASSTHROUGH_SUBCLASS
+    | ormsgpack.OPT_PASSTHROUGH_TUPLE
+    | ormsgpack.OPT_PASSTHROUGH_UUID
+)
+
 #: ``[module, name, arg]`` → ``cls(arg)``
 CONSTRUCTOR_SINGLE_ARG = 0
 #: ``[module, name, args]`` → ``cls(*args)``

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
+import ormsgpack
 from ormsgpack import Ext
 
 from ..errors import EncodeError
@@ -43,8 +44,15 @@ def _ext(call: Any, code: int, *envelope: Any) -> Ext:
 # --- containers and numbers -------------------------------------------------
 
 
+_TUPLE_HEAD = ormsgpack.packb(["builtins", "tuple", None])[:-1]  # envelope up to its argument
+
+
 def _tuple(obj: tuple, call: Any) -> Ext:
-    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple", list(obj))
+    try:
+        # Tuples of plain values (the common case) need no nested encoder.
+        return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _TUPLE_HEAD + ormsgpack.packb(list(obj), option=codes.PACK_OPTIONS))
+    except TypeError:
+        return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple", list(obj))
 
 
 def _set(obj: set | frozenset, call: Any) -> Ext:
