@@ -44,6 +44,18 @@ settings.register_profile("long", max_examples=5000, deadline=None, suppress_hea
 PROFILE = os.environ.get("SERDE_KIT_HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
+# --- open findings ------------------------------------------------------------
+
+#: Bugs found in serde_kit and not fixed yet. While one is listed, the general
+#: properties steer around it (so they keep testing everything else) and the
+#: tests that pin it are xfail(strict=True): a fix makes them pass, which fails
+#: the run until the entry is removed here. Names match fuzz/values.py's FUZZ_AVOID.
+OPEN_FINDINGS: frozenset[str] = frozenset()
+NESTED_BYTEARRAY_REASON = (
+    "open finding: a bytearray inside a container (list, dict, tuple, dataclass, "
+    "pydantic Any field) comes back as bytes; top-level bytearray is fine"
+)
+
 # --- scalars ----------------------------------------------------------------
 
 nones = st.none()
@@ -280,7 +292,7 @@ def leaf_values(*, stock: bool = False) -> st.SearchStrategy[Any]:
         floats,
         texts,
         binaries,
-        bytearrays,
+        binaries if "nested_bytearray" in OPEN_FINDINGS else bytearrays,
         decimals,
         uuids,
         dates,

@@ -22,11 +22,20 @@ import strategy_types as T  # noqa: E402
 from compare import assert_same  # noqa: E402
 from serde_kit import Serializer  # noqa: E402
 
+from strategies import NESTED_BYTEARRAY_REASON, OPEN_FINDINGS  # noqa: E402
+
 SAVED = sorted((REPO / "fuzz" / "regressions").glob("*/*"))
+_OPEN = {"nested-bytearray": ("nested_bytearray", NESTED_BYTEARRAY_REASON)}
+
+
+def _saved_param(path: Path) -> Any:
+    finding, reason = _OPEN.get(path.name, (None, ""))
+    marks = [pytest.mark.xfail(finding in OPEN_FINDINGS, reason=reason, strict=True)] if finding else []
+    return pytest.param(path, marks=marks, id=f"{path.parent.name}/{path.name}")
 SER = Serializer(allow=T.USER_TYPES)
 
 
-@pytest.mark.parametrize("path", SAVED, ids=[f"{p.parent.name}/{p.name}" for p in SAVED])
+@pytest.mark.parametrize("path", [_saved_param(p) for p in SAVED])
 def test_saved_fuzz_input(path: Path) -> None:
     checks.CHECKS[path.parent.name](path.read_bytes())
 
@@ -43,6 +52,7 @@ def test_big_int_dict_keys_round_trip(value: Any) -> None:
 
 
 # fuzz_roundtrip/nested-bytearray: a bytearray inside a container comes back as bytes.
+@pytest.mark.xfail("nested_bytearray" in OPEN_FINDINGS, reason=NESTED_BYTEARRAY_REASON, strict=True)
 @pytest.mark.parametrize(
     "value",
     [[bytearray(b"x")], {"a": bytearray()}, (bytearray(b"\x00"),), T.Plain(bytearray(b"ab")), T.Box(value=bytearray(b"a"))],

@@ -68,7 +68,20 @@ LEAVES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(LEAVES))
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                "nested_bytearray" in S.OPEN_FINDINGS, reason=S.NESTED_BYTEARRAY_REASON, strict=True
+            ),
+        )
+        if n == "bytearray"
+        else n
+        for n in sorted(LEAVES)
+    ],
+)
 @_PER_TYPE
 @given(data=st.data())
 def test_each_type_round_trips_exactly(name: str, data: st.DataObject) -> None:
