@@ -80,17 +80,28 @@ def check_roundtrip(data: bytes) -> None:
             reader.loads_typed(stored)
 
 
+_ROW_KINDS = {"aesgcm", "legacy", "plaintext", "unknown"}
+
+
 def check_encrypted(data: bytes) -> None:
-    """Mutated encrypted rows: only SerdeError (crypto or header/inner decode errors) may escape."""
+    """Mutated encrypted rows: only SerdeError (crypto or header/inner decode errors) may
+    escape loads_typed and reencrypt; classify (header only) never raises."""
     from serde_kit.errors import SerdeError
 
     s = _serializers()
     tag, blob = _common.split_tagged(data, ENC_TAGS)
     serde = s["enc_plain"] if data and data[0] >= 128 else s["enc"]
+    info = serde.classify((tag, blob))
+    if info.kind not in _ROW_KINDS:
+        raise AssertionError(f"classify gave kind {info.kind!r}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             serde.loads_typed((tag, blob))
+        except SerdeError:
+            pass
+        try:
+            serde.reencrypt((tag, blob), encrypt_plaintext=True, upgrade_legacy=True)
         except SerdeError:
             pass
 

@@ -4,7 +4,8 @@ Input: first byte picks the stored tag (``ENC_TAGS``) and whether plaintext
 rows are allowed; the rest is the blob. Seeds are valid rows (ours under k1
 and k2, LangGraph's own ``+aes`` EAX rows, plaintext rows). Only
 DecryptionError, UnknownKeyError, PlaintextRefusedError or another
-SerdeError (header parsing, inner decoding) may escape.
+SerdeError (header parsing, inner decoding) may escape loads_typed and
+reencrypt; classify reads the header only and never raises.
 
     python fuzz/fuzz_encrypted.py -max_total_time=60 fuzz/corpus/fuzz_encrypted
 """
