@@ -173,8 +173,8 @@ def dumps_large(obj: Any, pack: Any) -> bytes | None:
         order, buf = "C", memoryview(obj.reshape(-1).view("u1"))
     elif obj.flags.f_contiguous:
         order, buf = "F", memoryview(obj.T.reshape(-1).view("u1"))
-    else:
-        return None
+    else:  # one gathering copy, then the join
+        order, buf = "C", memoryview(np.ascontiguousarray(obj).reshape(-1).view("u1"))
     head = pack([obj.dtype.str, list(obj.shape), order])  # a 3-array; the buffer makes it 4
     payload_head = b"\x94" + head[1:] + _bin_header(len(buf))
     size = len(payload_head) + len(buf)
