@@ -39,7 +39,9 @@ MAX_WIDTH = 4
 #: so a long campaign looks for new bugs instead of re-finding an open one.
 #: Each is pinned by a test in tests/test_fuzz_regressions.py.
 KNOWN_FINDINGS = {"bigint_keys", "nested_bytearray"}
-AVOID = {a for a in os.environ.get("FUZZ_AVOID", "").split(",") if a}
+#: Documented limits (README), always avoided: a nested bytearray comes back as bytes.
+DOCUMENTED_LIMITS = {"nested_bytearray"}
+AVOID = {a for a in os.environ.get("FUZZ_AVOID", "").split(",") if a} | DOCUMENTED_LIMITS
 if AVOID - KNOWN_FINDINGS:
     raise SystemExit(f"FUZZ_AVOID: unknown {sorted(AVOID - KNOWN_FINDINGS)}; known: {sorted(KNOWN_FINDINGS)}")
 
