@@ -82,44 +82,46 @@ class Decoder:
 
     def loads(self, data: bytes) -> Any:
         """The value in ``data``; raises a :class:`DecodeError` subclass for anything else."""
-        top_level_ext = data[:1] in _EXT_FIRST_BYTES
-        if not top_level_ext:
+        if data[:1] in _EXT_FIRST_BYTES:
+            return self._loads_top_level_ext(data)
+        # The stored value, then a private marker: ormsgpack ignores trailing
+        # bytes, so the marker must be what follows the value.
+        wrapped = b"\x92" + data + _MARKER_BYTES
+        try:
             # Plain JSON-like values need no per-call state; the first ext ends
             # this attempt early and the full decoder starts over.
-            wrapped = b"\x92" + data + _MARKER_BYTES
+            value, marker = ormsgpack.unpackb(wrapped, ext_hook=_no_ext, option=_OPTION)
+        except (ValueError, TypeError, RecursionError, MemoryError):
+            call = _DecodeCall(self)
             try:
-                value, marker = ormsgpack.unpackb(wrapped, ext_hook=_no_ext, option=_OPTION)
-            except (ValueError, TypeError, RecursionError, MemoryError):
-                pass
-            else:
-                if type(marker) is not bytes or marker != _MARKER_TOKEN:
-                    raise MalformedDataError("stored value is truncated or followed by trailing bytes")
-                return value
+                value, marker = ormsgpack.unpackb(wrapped, ext_hook=call.hook, option=_OPTION)
+            except (ValueError, TypeError, RecursionError, MemoryError) as exc:
+                if call.error is not None:
+                    raise call.error from None
+                raise MalformedDataError(f"not valid msgpack data: {exc}") from None
+        if type(marker) is not bytes or marker != _MARKER_TOKEN:
+            raise MalformedDataError("stored value is truncated or followed by trailing bytes")
+        return value
+
+    def _loads_top_level_ext(self, data: bytes) -> Any:
+        # An ext's header states its length: no marker (and no copy) needed.
+        start = _check_ext_length(data)
+        if data[start - 1] == codes.NUMPY_ARRAY:
+            try:
+                fast = numpy.loads_large(data, start)
+            except (ValueError, TypeError) as exc:
+                raise RebuildError(
+                    f"stored numpy.ndarray could not be rebuilt: {exc}", module="numpy", name="ndarray"
+                ) from None
+            if fast is not None:
+                return fast
         call = _DecodeCall(self)
-        if top_level_ext:
-            start = _check_ext_length(data)
-            if data[start - 1] == codes.NUMPY_ARRAY:
-                try:
-                    fast = numpy.loads_large(data, start)
-                except (ValueError, TypeError) as exc:
-                    raise RebuildError(
-                        f"stored numpy.ndarray could not be rebuilt: {exc}", module="numpy", name="ndarray"
-                    ) from None
-                if fast is not None:
-                    return fast
         try:
-            if top_level_ext:
-                return ormsgpack.unpackb(data, ext_hook=call.hook, option=_OPTION)
-            value, marker = ormsgpack.unpackb(
-                b"\x92" + data + _MARKER_BYTES, ext_hook=call.hook, option=_OPTION
-            )
+            return ormsgpack.unpackb(data, ext_hook=call.hook, option=_OPTION)
         except (ValueError, TypeError, RecursionError, MemoryError) as exc:
             if call.error is not None:
                 raise call.error from None
             raise MalformedDataError(f"not valid msgpack data: {exc}") from None
-        if type(marker) is not bytes or marker != _MARKER_TOKEN:
-            raise MalformedDataError("stored value is truncated or followed by trailing bytes")
-        return value
 
     def rebuilder(self, code: int, module: str, name: str, method: str | None) -> RebuildFn | _Blocked:
         """How to build ``(module, name)`` from an ext ``code`` envelope, or the refusal.

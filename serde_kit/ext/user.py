@@ -71,6 +71,8 @@ def resolve(cls: type) -> EncodeFn | None:
 def rebuilder(code: int, cls: Any) -> RebuildFn:
     """How to construct an imported, allowed ``cls`` from an ext ``code`` envelope."""
     if code == codes.CONSTRUCTOR_SINGLE_ARG:
+        if isinstance(cls, type) and issubclass(cls, enum.Enum):
+            return _enum_rebuilder(cls)
         return lambda env: cls(env[2])
     if code == codes.CONSTRUCTOR_POS_ARGS:
         return lambda env: cls(*expect(env[2], list, "args"))
@@ -79,6 +81,24 @@ def rebuilder(code: int, cls: Any) -> RebuildFn:
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
         return _dataclass_rebuilder(cls)
     return lambda env: cls(**_str_keys(env[2]))
+
+
+def _enum_rebuilder(cls: type) -> RebuildFn:
+    def rebuild(env: list) -> Any:
+        value = env[2]
+        try:
+            return cls(value)
+        except ValueError:
+            if type(value) is not list:
+                raise
+            # The stock writer stores a tuple value as a plain array.
+            return cls(_as_tuple(value))
+
+    return rebuild
+
+
+def _as_tuple(value: Any) -> Any:
+    return tuple(_as_tuple(item) for item in value) if type(value) is list else value
 
 
 def _str_keys(kwargs: Any) -> dict:

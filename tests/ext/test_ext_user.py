@@ -88,3 +88,10 @@ def test_constructor_rejecting_stored_fields_is_a_rebuild_error_not_none():
     data = serde.dumps(t.Doc("a")).replace(b"title", b"titlX")
     with pytest.raises(RebuildError, match="sample_types.Doc"):
         serde.loads(data)
+
+
+def test_stock_rows_of_enums_with_tuple_values_rebuild():
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    stock_row = JsonPlusSerializer().dumps_typed(t.Color.PAIR)
+    assert Serializer(allow=[t.Color]).loads_typed(stock_row) is t.Color.PAIR
