@@ -28,7 +28,16 @@ from serde_kit.errors import (
 )
 
 from . import aesgcm
-from .blob import CIPHER_NAME, LEGACY_CIPHER_NAME, build_header, make_aad, parse_blob, blob_key_id
+from .blob import (
+    CIPHER_NAME,
+    LEGACY_CIPHER_NAME,
+    NONCE_SIZE,
+    TAG_SIZE,
+    blob_key_id,
+    build_header,
+    make_aad,
+    parse_blob,
+)
 from .keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID, Keyring, load_keyring
 from .legacy import decrypt_legacy
 
@@ -38,6 +47,7 @@ _PLAINTEXT, _AESGCM, _LEGACY, _UNKNOWN = "plaintext", CIPHER_NAME, "legacy", "un
 #: The tag PostgresSaver/InMemorySaver store for "no value"; never encrypted.
 _EMPTY_TAG = "empty"
 _AAD_CACHE_MAX = 256
+_NONCE_AND_TAG = NONCE_SIZE + TAG_SIZE
 
 
 class _SerializerLike(Protocol):
@@ -131,6 +141,7 @@ class EncryptedSerializer:
         self._primary = keyring.primary_id
         self._primary_header = build_header(self._primary)
         self._aad_cache: dict[tuple[str, bytes], bytes] = {}
+        self._opened: dict[tuple[str, bytes], tuple[str, bytes]] = {}
 
     @property
     def inner(self) -> _SerializerLike:
@@ -276,6 +287,14 @@ class EncryptedSerializer:
         return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
 
     def _open(self, inner_tag: str, blob: bytes) -> bytes:
+        # Fast path: a well-formed row whose (inner tag, header) was opened before.
+        if type(blob) is bytes and len(blob) > 2:
+            end = 2 + blob[1]
+            known = self._opened.get((inner_tag, blob[:end]))
+            if known is not None and len(blob) >= end + _NONCE_AND_TAG:
+                key_id, aad = known
+                nonce_end = end + NONCE_SIZE
+                return self._backend.open(key_id, blob[end:nonce_end], blob[nonce_end:], aad)
         parsed = parse_blob(blob)
         if parsed.key_id not in self._keyring:
             raise UnknownKeyError(
@@ -284,7 +303,11 @@ class EncryptedSerializer:
                 key_id=parsed.key_id,
             )
         aad = self._aad(inner_tag, parsed.header)
-        return self._backend.open(parsed.key_id, parsed.nonce, parsed.body, aad)
+        plaintext = self._backend.open(parsed.key_id, parsed.nonce, parsed.body, aad)
+        # Remember only headers that authenticated, under keys we hold: bounded.
+        if len(self._opened) < _AAD_CACHE_MAX:
+            self._opened[(inner_tag, parsed.header)] = (parsed.key_id, aad)
+        return plaintext
 
     def _open_legacy(self, tag: str, blob: bytes) -> bytes:
         key = self._keyring.legacy_key
@@ -305,6 +328,7 @@ class EncryptedSerializer:
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone._aad_cache = dict(self._aad_cache)
+        clone._opened = dict(self._opened)
         return clone
 
     def __deepcopy__(self, memo: object) -> Any:
