@@ -190,8 +190,10 @@ def _ints(args: Any, count: int) -> list:
 
 def _iso_is_exact(tz: Any, fold: int) -> bool:
     # isoformat() keeps the offset but not a ZoneInfo key, a timezone name or fold.
-    return fold == 0 and (
-        tz is None or (type(tz) is timezone and len(tz.__getinitargs__()) == 1)  # type: ignore[attr-defined]
+    if fold:
+        return False
+    return tz is None or tz is timezone.utc or (
+        type(tz) is timezone and len(tz.__getinitargs__()) == 1  # type: ignore[attr-defined]
     )
 
 
