@@ -29,3 +29,23 @@ def split_tagged(data: bytes, tags: list[str] = TAGS) -> tuple[str, bytes]:
 def join_tagged(tag: str, payload: bytes, tags: list[str] = TAGS) -> bytes:
     """Inverse of :func:`split_tagged` (for writing seed corpora)."""
     return bytes([tags.index(tag)]) + payload
+
+
+def fuzz(check_name: str) -> None:
+    """Run libFuzzer on ``checks.<check_name>`` with serde_kit instrumented.
+
+    serde_kit is imported under atheris' instrumentation here, before
+    ``checks`` imports it, so coverage guides every harness the same way.
+    """
+    import atheris
+
+    with atheris.instrument_imports(include=["serde_kit"]):
+        import serde_kit  # noqa: F401
+        import serde_kit.crypto  # noqa: F401
+
+    import checks
+
+    check = getattr(checks, check_name)
+    checks.warm_up()
+    atheris.Setup(sys.argv, check)
+    atheris.Fuzz()

@@ -1,6 +1,6 @@
 """What each harness checks for one input, importable without atheris instrumentation.
 
-The harnesses call these from ``TestOneInput``; tests/test_fuzz_regressions.py
+The harnesses hand these to libFuzzer (``_common.fuzz``); tests/test_fuzz_regressions.py
 replays every saved finding (fuzz/regressions/<harness>/*) through the same
 function, so a fixed bug stays fixed.
 """

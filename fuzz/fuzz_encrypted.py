@@ -12,27 +12,7 @@ reencrypt; classify reads the header only and never raises.
 
 from __future__ import annotations
 
-import sys
-
-import _common  # noqa: F401  (sys.path)
-import atheris
-
-with atheris.instrument_imports(include=["serde_kit"]):
-    import serde_kit  # noqa: F401
-    import serde_kit.crypto  # noqa: F401
-
-import checks
-
-
-def TestOneInput(data: bytes) -> None:
-    checks.check_encrypted(data)
-
-
-def main() -> None:
-    checks.warm_up()
-    atheris.Setup(sys.argv, TestOneInput)
-    atheris.Fuzz()
-
+import _common
 
 if __name__ == "__main__":
-    main()
+    _common.fuzz("check_encrypted")
