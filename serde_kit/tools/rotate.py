@@ -80,9 +80,19 @@ def _serializer(keyring: Keyring | None, *, allow_plaintext: bool = False) -> En
     return EncryptedSerializer(_BytesOnly(), keyring, allow_plaintext=allow_plaintext)
 
 
+class _NoBar:
+    """Stands in for a progress bar when none was asked for."""
+
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def _progress(progress: Progress | None, total: int, desc: str) -> Any:
     if progress is None:
-        return None
+        return _NoBar()
     return progress(total=total, desc=desc)
 
 
@@ -261,11 +271,9 @@ def status(
                     except SerdeError as e:
                         t.failed += 1
                         report.failures.append(RowFailure(row.table, row.pk, f"{type(e).__name__}: {e}"))
-            if bar is not None:
-                bar.update(len(rows))
+            bar.update(len(rows))
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return report
 
 
@@ -339,11 +347,9 @@ def verify(
                     report.failures.append(RowFailure(row.table, row.pk, f"{type(e).__name__}: {e}"))
                 else:
                     report.decrypted += 1
-            if bar is not None:
-                bar.update(len(rows))
+            bar.update(len(rows))
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return report
 
 
@@ -559,8 +565,7 @@ class _Rotator:
             rows, missed = self._run_batch(
                 table, after=after, limit=batch_size, exclude_header=header, skip_locked=True
             )
-            if bar is not None:
-                bar.update(len(rows))
+            bar.update(len(rows))
             if missed:
                 # Some rows in this range were locked (by another worker or by the
                 # application) and skipped: go over the range again, waiting for
@@ -678,14 +683,12 @@ def rotate(
                         continue
                     report.changed[source] += 1
                     report.changed_by_table[row.table] += 1
-                if bar is not None:
-                    bar.update(len(rows))
+                bar.update(len(rows))
             return report
         for table in store.tables:
             rotator.run_table(table, batch_size=batch_size, bar=bar)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     if verify_after:
         report.verification = verify(store, keyring=keyring, batch_size=batch_size, progress=progress)
     return report
