@@ -13,6 +13,7 @@ from .errors import (
     EncodeError as EncodeError,
     KeyringError as KeyringError,
     LenientDecodeWarning as LenientDecodeWarning,
+    LimitExceededError as LimitExceededError,
     MalformedDataError as MalformedDataError,
     PlaintextRefusedError as PlaintextRefusedError,
     RebuildError as RebuildError,
@@ -21,6 +22,7 @@ from .errors import (
     UnknownKeyError as UnknownKeyError,
     UnknownTagError as UnknownTagError,
 )
+from .limits import Limits as Limits
 from .serializer import Serializer as Serializer
 
 __all__ = [
@@ -35,6 +37,8 @@ __all__ = [
     "Keyring",
     "KeyringError",
     "LenientDecodeWarning",
+    "LimitExceededError",
+    "Limits",
     "MalformedDataError",
     "PlaintextRefusedError",
     "RebuildError",

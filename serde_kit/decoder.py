@@ -2,39 +2,43 @@
 
 Every ext names what to build as ``(module, name)``. That pair is checked
 against the allowlist before anything is imported; standard types are built
-from fixed tables and never imported by name; code 3 dispatches only the
-methods in :data:`serde_kit.ext.stdlib.METHODS`. Nested ext payloads are
-decoded recursively with a depth bound shared with the writer.
+only from fixed tables (whatever ext code the row uses) and never imported by
+name; code 3 dispatches only the methods in :data:`serde_kit.ext.stdlib.METHODS`.
+
+msgspec decodes. It refuses trailing bytes, hands ext payloads over as
+memoryviews, and counts nesting against the interpreter's recursion limit, so
+hostile nesting ends in an error rather than a crashed thread. One msgspec
+decoder per ext nesting level bounds the typed depth without per-call state.
+Every row is held to the :class:`~serde_kit.limits.Limits` of its decoder;
+:mod:`serde_kit._prescan` checks what msgspec cannot bound itself.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
+import sys
 import warnings
+from collections.abc import Callable
 from typing import Any
 
-import ormsgpack
+import msgspec
 
-from . import _stack
+from . import _prescan, _stack
+from ._text import shown
 from .allowlist import Allowlist
-from .encoder import MAX_EXT_DEPTH
 from .errors import (
     BlockedTypeError,
     LenientDecodeWarning,
+    LimitExceededError,
     MalformedDataError,
     RebuildError,
     SerdeError,
     UnknownTagError,
 )
-from .ext import codes, langgraph, numpy, pydantic, stdlib, user
+from .ext import codes, langchain, langgraph, numpy, pydantic, stdlib, user
 from .ext.stdlib import RebuildFn
+from .limits import DEFAULT_LIMITS, Limits
 
-_FIXED: dict[tuple[int, str, str], RebuildFn] = {
-    **stdlib.REBUILDERS,
-    **numpy.scalar_rebuilders(),
-    **langgraph.REBUILDERS,
-}
 _ENVELOPE_LENGTH = {
     codes.CONSTRUCTOR_SINGLE_ARG: 3,
     codes.CONSTRUCTOR_POS_ARGS: 3,
@@ -47,17 +51,7 @@ _ENVELOPE_LENGTH = {
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
 _EXT_FIRST_BYTES = frozenset(bytes([first]) for first in (*_FIXEXT, *_EXT_SIZED))
-
-# A private marker closing the top-level value, to notice trailing bytes
-# (ormsgpack ignores them): a bin value with a per-process random payload.
-_MARKER_TOKEN = os.urandom(16)
-_MARKER_BYTES = b"\xc4\x10" + _MARKER_TOKEN
-_OPTION = ormsgpack.OPT_NON_STR_KEYS
 _MAX_WARNED_TYPES = 1000
-
-
-def _no_ext(code: int, data: bytes) -> Any:
-    raise ValueError("has ext values")
 
 
 class _Blocked:
@@ -72,56 +66,113 @@ class _Blocked:
 class Decoder:
     """Reads values; one per :class:`Serializer` (its class cache follows its allowlist)."""
 
-    __slots__ = ("_allowlist", "_lenient", "_cache", "_warned")
+    __slots__ = ("_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels")
 
-    def __init__(self, allowlist: Allowlist, *, lenient: bool = False) -> None:
+    def __init__(self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
         self._allowlist = allowlist
         self._lenient = lenient
+        self._limits = limits
         self._cache: dict[tuple, RebuildFn | _Blocked] = {}
         self._warned: set[tuple[str, str]] = set()
+        self._fixed: dict[tuple[int, str, str], RebuildFn] = {
+            **stdlib.REBUILDERS,
+            **stdlib.limited_rebuilders(limits),
+            **numpy.scalar_rebuilders(),
+            **langgraph.REBUILDERS,
+        }
+        self._methods = stdlib.limited_methods(limits)
+        self._fixed_names = frozenset((module, name) for _, module, name in self._fixed) | frozenset(
+            (module, name) for module, name, _ in self._methods
+        )
+        self._levels: list[msgspec.msgpack.Decoder] = []
+        self._levels.extend(
+            msgspec.msgpack.Decoder(ext_hook=self._hook(depth + 1)) for depth in range(limits.max_ext_depth + 1)
+        )
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
 
     def loads(self, data: bytes) -> Any:
         """The value in ``data``; raises a :class:`DecodeError` subclass for anything else."""
-        if data[:1] in _EXT_FIRST_BYTES:
-            return self._loads_top_level_ext(data)
-        # The stored value, then a private marker: ormsgpack ignores trailing
-        # bytes, so the marker must be what follows the value.
-        wrapped = b"\x92" + data + _MARKER_BYTES
-        try:
-            # Plain JSON-like values need no per-call state; the first ext ends
-            # this attempt early and the full decoder starts over.
-            value, marker = ormsgpack.unpackb(wrapped, ext_hook=_no_ext, option=_OPTION)
-        except (ValueError, TypeError, RecursionError, MemoryError):
-            call = _DecodeCall(self)
-            try:
-                value, marker = ormsgpack.unpackb(wrapped, ext_hook=call.hook, option=_OPTION)
-            except (ValueError, TypeError, RecursionError, MemoryError) as exc:
-                if call.error is not None:
-                    raise call.error from None
-                raise MalformedDataError(f"not valid msgpack data: {exc}") from None
-        if type(marker) is not bytes or marker != _MARKER_TOKEN:
-            raise MalformedDataError("stored value is truncated or followed by trailing bytes")
-        return value
+        limits = self._limits
+        size = len(data)
+        if size > limits.max_row_bytes:
+            raise limits.refuse("max_row_bytes", "size of the stored value", size)
+        if _prescan.needed(data, limits):
+            _prescan.scan(data, limits)
+        if size >= numpy.FAST_PATH_MIN_BYTES and data[:1] in _EXT_FIRST_BYTES:
+            start = _check_ext_length(data)
+            if data[start - 1] == codes.NUMPY_ARRAY:
+                fast = _rebuild(lambda payload: numpy.loads_large(payload, start, limits), data, "numpy", "ndarray")
+                if fast is not None:
+                    return fast
+        if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT:
+            return _stack.on_big_stack(self._decode, data)
+        return self._decode(data)
 
-    def _loads_top_level_ext(self, data: bytes) -> Any:
-        # An ext's header states its length: no marker (and no copy) needed.
-        start = _check_ext_length(data)
-        if data[start - 1] == codes.NUMPY_ARRAY:
-            try:
-                fast = numpy.loads_large(data, start)
-            except (ValueError, TypeError) as exc:
-                raise RebuildError(
-                    f"stored numpy.ndarray could not be rebuilt: {exc}", module="numpy", name="ndarray"
-                ) from None
-            if fast is not None:
-                return fast
-        call = _DecodeCall(self)
+    def _decode(self, data: bytes) -> Any:
         try:
-            return ormsgpack.unpackb(data, ext_hook=call.hook, option=_OPTION)
-        except (ValueError, TypeError, RecursionError, MemoryError) as exc:
-            if call.error is not None:
-                raise call.error from None
-            raise MalformedDataError(f"not valid msgpack data: {exc}") from None
+            return self._levels[0].decode(data)
+        except msgspec.DecodeError as exc:
+            raise MalformedDataError(f"not valid msgpack data: {shown(exc)}") from None
+        except RecursionError:
+            raise MalformedDataError(
+                "stored value nests too deeply (containers and typed values together exceed "
+                "the interpreter's recursion limit)"
+            ) from None
+        except MemoryError:
+            raise LimitExceededError(
+                f"decoding a stored value of {len(data)} bytes ran out of memory; lower "
+                "Limits.max_elements or Limits.max_row_bytes to refuse such rows up front",
+                limit="max_elements",
+            ) from None
+
+    def _hook(self, depth: int) -> Callable[[int, memoryview], Any]:
+        """The ext hook of the level decoder whose exts sit ``depth`` levels deep."""
+        if depth > self._limits.max_ext_depth:
+            limits = self._limits
+
+            def too_deep(code: int, data: memoryview) -> Any:
+                raise limits.refuse("max_ext_depth", "typed values nested in one another", depth)
+
+            return too_deep
+        level = self._levels  # filled in by __init__ before any decoding
+        cache = self._cache
+
+        def hook(code: int, data: memoryview) -> Any:
+            if code == codes.NUMPY_ARRAY:
+                fast = _rebuild(lambda payload: numpy.loads_large(payload, 0, self._limits), data, "numpy", "ndarray")
+                if fast is not None:
+                    return fast
+            elif not 0 <= code <= codes.DELTA_SNAPSHOT:
+                raise UnknownTagError(f"unknown msgpack ext code {code}: not written by serde_kit or LangGraph")
+            try:
+                payload = level[depth].decode(data)
+            except msgspec.DecodeError as exc:
+                raise MalformedDataError(
+                    f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {shown(exc)}"
+                ) from None
+            if code <= codes.PYDANTIC_V2:
+                # Hot path: an envelope whose (code, shape, module, name) was checked before.
+                if type(payload) is list and len(payload) >= 3:
+                    module, name = payload[0], payload[1]
+                    if type(module) is str and type(name) is str:
+                        method = payload[3] if code == codes.METHOD_SINGLE_ARG and len(payload) > 3 else None
+                        rebuild = cache.get((code, len(payload), module, name, method))
+                        if rebuild is not None and not isinstance(rebuild, _Blocked):
+                            try:
+                                return rebuild(payload)
+                            except SerdeError:
+                                raise
+                            except Exception:
+                                pass  # the slow path below gives the full error
+                return self._construct(code, payload)
+            if code == codes.NUMPY_ARRAY:
+                return _rebuild(lambda p: numpy.rebuild_array(p, self._limits), payload, "numpy", "ndarray")
+            return langgraph.rebuild_delta(payload)
+
+        return hook
 
     def rebuilder(self, code: int, module: str, name: str, method: str | None) -> RebuildFn | _Blocked:
         """How to build ``(module, name)`` from an ext ``code`` envelope, or the refusal.
@@ -136,11 +187,20 @@ class Decoder:
         if not self._allowlist.allows(module, name):
             return _Blocked(_blocked_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG:
-            found = stdlib.METHODS.get((module, name, method or ""))
+            found = self._methods.get((module, name, method or ""))
             if found is None:
                 return _Blocked(_blocked_error(code, module, name, method))
-        elif (code, module, name) in _FIXED:
-            found = _FIXED[(code, module, name)]
+        elif (code, module, name) in self._fixed:
+            found = self._fixed[(code, module, name)]
+        elif (module, name) in self._fixed_names:
+            # Standard types are built only by their fixed rebuilders, which bound
+            # their cost; never by calling the type with whatever the row holds.
+            raise RebuildError(
+                f"{module}.{name} is not stored with ext code {code} ({codes.NAMES[code]}) by "
+                "serde_kit or LangGraph, so it is not built from one",
+                module=module,
+                name=name,
+            )
         else:
             cls = _import(module, name)
             try:
@@ -152,11 +212,14 @@ class Decoder:
                     found = user.rebuilder(code, cls)
             except TypeError as exc:
                 raise RebuildError(
-                    f"{module}.{name} cannot be built from ext code {code} "
-                    f"({codes.NAMES[code]}): {exc}",
+                    f"{shown(module)}.{shown(name)} cannot be built from ext code {code} "
+                    f"({codes.NAMES[code]}): {shown(exc, 300)}",
                     module=module,
                     name=name,
                 ) from None
+            check = self.guard(cls)
+            if check is not None:
+                found = _checked_first(check, found)
         self._cache[key] = found
         return found
 
@@ -180,115 +243,24 @@ class Decoder:
             return env[2]
         self._warned.add(key)
         warnings.warn(
-            f"lenient decoding returned the raw stored fields of {error.module}.{error.name} "
+            f"lenient decoding returned the raw stored fields of {shown(error.module)}.{shown(error.name)} "
             f"(a {type(env[2]).__name__}) instead of the object: its type and methods are "
-            f"lost. Reason: {error}",
+            f"lost. Reason: {shown(error, 400)}",
             LenientDecodeWarning,
             stacklevel=2,
         )
         return env[2]
 
-    @property
-    def lenient(self) -> bool:
-        return self._lenient
+    def is_fixed(self, module: str, name: str, code: int | None = None) -> bool:
+        """Whether ``(module, name)`` is a standard type built only by a fixed rebuilder
+        (from ext ``code``, when given)."""
+        if code is None:
+            return (module, name) in self._fixed_names
+        return (code, module, name) in self._fixed
 
-
-class _DecodeCall:
-    """State of one ``loads`` call: the first error (ormsgpack hides errors raised in
-    the ext hook) and the ext nesting depth."""
-
-    __slots__ = ("decoder", "cache", "error", "depth", "hook")
-
-    def __init__(self, decoder: Decoder) -> None:
-        self.decoder = decoder
-        self.cache = decoder._cache
-        self.error: SerdeError | None = None
-        self.depth = 0
-        self.hook = self.ext_hook
-
-    def ext_hook(self, code: int, data: bytes) -> Any:
-        depth = self.depth
-        if depth < _stack.LEVELS_ON_CALLER_STACK and 0 <= code <= codes.PYDANTIC_V2:
-            # Hot path: an envelope whose (code, shape, module, name) was checked before.
-            self.depth = depth + 1
-            try:
-                env = ormsgpack.unpackb(data, ext_hook=self.hook, option=_OPTION)
-                if type(env) is list and len(env) >= (4 if code == 3 else 3):
-                    module, name = env[0], env[1]
-                    if type(module) is str and type(name) is str:
-                        rebuild = self.cache.get(
-                            (code, len(env), module, name, env[3] if code == 3 else None)
-                        )
-                        if rebuild is not None:
-                            try:
-                                return rebuild(env)
-                            except SerdeError:
-                                raise
-                            except Exception:
-                                pass  # take the slow path below for the full error
-                return self._checked(lambda: self._construct(code, env))
-            except (ValueError, TypeError) as exc:
-                if self.error is None:
-                    self.error = (
-                        exc
-                        if isinstance(exc, SerdeError)
-                        else MalformedDataError(
-                            f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {exc}"
-                        )
-                    )
-                raise
-            finally:
-                self.depth = depth
-        return self._checked(lambda: self._ext(code, data))
-
-    def _checked(self, work: Any) -> Any:
-        try:
-            return work()
-        except SerdeError as exc:
-            if self.error is None:
-                self.error = exc
-            raise
-        except RecursionError:
-            if self.error is None:
-                self.error = MalformedDataError("stored value nests too deeply")
-            raise
-
-    def _unpack(self, data: bytes) -> Any:
-        return ormsgpack.unpackb(data, ext_hook=self.hook, option=_OPTION)
-
-    def _ext(self, code: int, data: bytes) -> Any:
-        if self.depth >= MAX_EXT_DEPTH:
-            raise MalformedDataError(f"typed values nest more than {MAX_EXT_DEPTH} deep")
-        if not 0 <= code <= codes.DELTA_SNAPSHOT:
-            raise UnknownTagError(
-                f"unknown msgpack ext code {code}: not written by serde_kit or LangGraph"
-            )
-        if self.depth == _stack.LEVELS_ON_CALLER_STACK:
-            return _stack.on_big_stack(self._ext_levels, code, data)
-        return self._ext_levels(code, data)
-
-    def _ext_levels(self, code: int, data: bytes) -> Any:
-        if code == codes.NUMPY_ARRAY:
-            fast = _rebuild(lambda payload: numpy.loads_large(payload, 0), data, "numpy", "ndarray")
-            if fast is not None:
-                return fast
-        self.depth += 1
-        try:
-            try:
-                payload = self._unpack(data)
-            except (ValueError, TypeError) as exc:
-                if self.error is not None:
-                    raise self.error from None
-                raise MalformedDataError(
-                    f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {exc}"
-                ) from None
-            if code == codes.NUMPY_ARRAY:
-                return _rebuild(numpy.rebuild_array, payload, "numpy", "ndarray")
-            if code == codes.DELTA_SNAPSHOT:
-                return langgraph.rebuild_delta(payload)
-            return self._construct(code, payload)
-        finally:
-            self.depth -= 1
+    def guard(self, cls: Any) -> Callable[[Any], None] | None:
+        """A check of the stored fields to run before ``cls`` is built from them, if it needs one."""
+        return langchain.guard(cls, self._limits)
 
     def _construct(self, code: int, env: Any) -> Any:
         length = _ENVELOPE_LENGTH[code]
@@ -308,24 +280,27 @@ class _DecodeCall:
             )
         module, name = env[0], env[1]
         method = env[3] if code == codes.METHOD_SINGLE_ARG else None
-        decoder = self.decoder
         try:
-            rebuild = decoder.rebuilder(code, module, name, method)
+            rebuild = self.rebuilder(code, module, name, method)
         except RebuildError as exc:
-            if decoder.lenient:
-                return decoder.lenient_payload(exc, env)
+            if self._lenient:
+                return self.lenient_payload(exc, env)
             raise
         if isinstance(rebuild, _Blocked):
-            if decoder.lenient:
-                return decoder.lenient_payload(rebuild, env)
+            if self._lenient:
+                return self.lenient_payload(rebuild, env)
             raise rebuild.error
-        self.cache[(code, len(env), module, name, method)] = rebuild  # for the hot path
+        self._cache[(code, len(env), module, name, method)] = rebuild  # for the hot path
         try:
             return _rebuild(rebuild, env, module, name)
         except RebuildError as exc:
-            if decoder.lenient:
-                return decoder.lenient_payload(exc, env)
+            if self._lenient:
+                return self.lenient_payload(exc, env)
             raise
+
+    @property
+    def lenient(self) -> bool:
+        return self._lenient
 
 
 def _rebuild(rebuild: RebuildFn, payload: Any, module: str, name: str) -> Any:
@@ -335,28 +310,33 @@ def _rebuild(rebuild: RebuildFn, payload: Any, module: str, name: str) -> Any:
         raise
     except RecursionError:
         raise MalformedDataError("stored value nests too deeply") from None
+    except MemoryError:
+        raise LimitExceededError(
+            f"rebuilding a stored {shown(module)}.{shown(name)} ran out of memory", limit="max_row_bytes"
+        ) from None
     except Exception as exc:
         raise RebuildError(
-            f"stored {module}.{name} could not be rebuilt: {type(exc).__name__}: {exc}",
+            f"stored {shown(module)}.{shown(name)} could not be rebuilt: {type(exc).__name__}: {shown(exc, 300)}",
             module=module,
             name=name,
         ) from exc
 
 
 def _blocked_error(code: int, module: str, name: str, method: str | None = None) -> BlockedTypeError:
+    module_shown, name_shown = shown(module), shown(name)
     if method is not None:
         return BlockedTypeError(
-            f"refused to call {module}.{name}.{method}() (ext code 3): only "
+            f"refused to call {module_shown}.{name_shown}.{shown(method)}() (ext code 3): only "
             "datetime/date/time.fromisoformat may be called while decoding",
             module=module,
             name=name,
         )
-    short = name.split(".")[0]
+    short = shown(name.split(".")[0])
     return BlockedTypeError(
-        f"refused to build {module}.{name} (ext code {code}, {codes.NAMES[code]}): "
+        f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
         "it is not in the allowlist. If you trust this type, allow it with "
-        f"Serializer(allow=[{short}]) after `from {module} import {short}`, "
-        f"or Serializer(allow=[({module!r}, {name!r})]), or SERDE_KIT_ALLOW={module}:{name}",
+        f"Serializer(allow=[{short}]) after `from {module_shown} import {short}`, "
+        f"or Serializer(allow=[({module_shown!r}, {name_shown!r})]), or SERDE_KIT_ALLOW={module_shown}:{name_shown}",
         module=module,
         name=name,
     )
@@ -369,7 +349,7 @@ def _import(module: str, name: str) -> Any:
             obj = getattr(obj, part)
     except Exception as exc:
         raise RebuildError(
-            f"allowed type {module}.{name} could not be imported: {type(exc).__name__}: {exc}; "
+            f"allowed type {shown(module)}.{shown(name)} could not be imported: {type(exc).__name__}: {shown(exc, 300)}; "
             "is the application's package installed and importable here?",
             module=module,
             name=name,
@@ -392,3 +372,11 @@ def _check_ext_length(data: bytes) -> int:
     if len(data) < expected:
         raise MalformedDataError("stored value is truncated")
     return len(data) - (_FIXEXT.get(first) or int.from_bytes(data[1 : 1 + _EXT_SIZED[first]], "big"))
+
+
+def _checked_first(check: Callable[[Any], None], rebuild: RebuildFn) -> RebuildFn:
+    def rebuild_checked(env: list) -> Any:
+        check(env[2])
+        return rebuild(env)
+
+    return rebuild_checked

@@ -10,7 +10,8 @@ plain ``TypeError``/``ValueError`` keeps working::
     │   ├── MalformedDataError           truncated/garbled bytes, trailing bytes, too deep
     │   ├── UnknownTagError              type tag or ext code we do not know
     │   ├── BlockedTypeError             type not in the allowlist (.module, .name)
-    │   └── RebuildError                 allowed type failed to construct (.module, .name)
+    │   ├── RebuildError                 allowed type failed to construct (.module, .name)
+    │   └── LimitExceededError           the row exceeds a decode limit (.limit)
     ├── ConfigError (ValueError)         bad allowlist entry / config file / env var
     │   └── KeyringError                 bad key material, ids, key file or primary
     └── CryptoError (ValueError)
@@ -33,6 +34,7 @@ __all__ = [
     "EncodeError",
     "KeyringError",
     "LenientDecodeWarning",
+    "LimitExceededError",
     "MalformedDataError",
     "PlaintextRefusedError",
     "RebuildError",
@@ -82,6 +84,17 @@ class RebuildError(DecodeError):
         super().__init__(message)
         self.module = module
         self.name = name
+
+
+class LimitExceededError(DecodeError):
+    """The stored row would cost more than the decode budget allows (see :class:`serde_kit.Limits`).
+
+    ``limit`` names the :class:`~serde_kit.Limits` field; the message says how to raise it.
+    """
+
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class ConfigError(SerdeError, ValueError):

@@ -14,12 +14,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import BlockedTypeError, DecodeError, MalformedDataError, RebuildError, SerdeError
+from ._text import shown
 from .decoder import _Blocked, _import
+from .errors import BlockedTypeError, DecodeError, MalformedDataError, RebuildError, SerdeError
+from .ext import codes
+from .ext.langchain import check_partial_json
 
 
 def loads_json(data: bytes, decoder: Any) -> Any:
-    """Decode a legacy ``json`` row with ``decoder``'s allowlist and leniency."""
+    """Decode a legacy ``json`` row with ``decoder``'s allowlist, leniency and limits."""
+    limits = decoder.limits
+    if len(data) > limits.max_row_bytes:
+        raise limits.refuse("max_row_bytes", "size of the stored value", len(data))
     state: dict[str, Any] = {}
 
     def hook(value: dict) -> Any:
@@ -28,7 +34,7 @@ def loads_json(data: bytes, decoder: Any) -> Any:
             if lc == 2 and value.get("type") == "constructor" and isinstance(value.get("id"), list):
                 return _revive_lc2(value, decoder)
             if lc == 1 and value.get("type") in ("constructor", "secret", "not_implemented"):
-                return _revive_lc1(value)
+                return _revive_lc1(value, decoder)
             return value
         except SerdeError as exc:
             state.setdefault("error", exc)
@@ -56,28 +62,51 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
     method = value.get("method")
     if isinstance(method, list):  # the old writer's [None, "construct"] meant "the constructor"
         method = method[0] if method else None
+    fixed = None if method is not None else _fixed_envelope(decoder, module, name, args, kwargs)
     if method is not None:
-        rebuild = decoder.rebuilder(3, module, name, method)
+        rebuild = decoder.rebuilder(codes.METHOD_SINGLE_ARG, module, name, method)
         env = [module, name, args[0] if args else None, method]
+    elif fixed is not None:
+        code, env = fixed
+        rebuild = decoder.rebuilder(code, module, name, None)
     else:
-        rebuild = decoder.rebuilder(2, module, name, None)
+        rebuild = decoder.rebuilder(codes.CONSTRUCTOR_KW_ARGS, module, name, None)
         env = [module, name, kwargs or args]
     if isinstance(rebuild, _Blocked):
         if decoder.lenient:
             return decoder.lenient_payload(rebuild, env)
         raise rebuild.error
     try:
-        if method is not None:
+        if method is not None or fixed is not None:
             return rebuild(env)
-        return _import(module, name)(*args, **kwargs)
+        cls = _import(module, name)
+        check = decoder.guard(cls)
+        if check is not None:
+            check(kwargs)
+        return cls(*args, **kwargs)
     except SerdeError:
         raise
     except Exception as exc:
         raise RebuildError(
-            f"legacy json {module}.{name} could not be rebuilt: {type(exc).__name__}: {exc}",
+            f"legacy json {shown(module)}.{shown(name)} could not be rebuilt: {type(exc).__name__}: {shown(exc, 300)}",
             module=module,
             name=name,
         ) from exc
+
+
+def _fixed_envelope(decoder: Any, module: str, name: str, args: list, kwargs: dict) -> tuple[int, list] | None:
+    """For a standard type, the ext envelope its fixed rebuilder takes; None for other types.
+
+    Standard types are never called with what the row holds: lc:2 arguments go
+    through the same fixed rebuilders (and limits) as the msgpack ext codes.
+    """
+    if not decoder.is_fixed(module, name):
+        return None
+    if kwargs and not args:
+        return codes.CONSTRUCTOR_KW_ARGS, [module, name, kwargs]
+    if not kwargs and len(args) == 1 and decoder.is_fixed(module, name, codes.CONSTRUCTOR_SINGLE_ARG):
+        return codes.CONSTRUCTOR_SINGLE_ARG, [module, name, args[0]]
+    return codes.CONSTRUCTOR_POS_ARGS, [module, name, args]
 
 
 _REVIVERS: list[Any] = []
@@ -98,7 +127,7 @@ def _lc1_reviver(reviver_cls: Any) -> tuple[Any, frozenset[str]]:
     return _REVIVERS[0]
 
 
-def _revive_lc1(value: dict) -> Any:
+def _revive_lc1(value: dict, decoder: Any) -> Any:
     try:
         from langchain_core.load.load import Reviver
     except ImportError:
@@ -111,17 +140,19 @@ def _revive_lc1(value: dict) -> Any:
         isinstance(ident, list) and ident and ident[-1] in allowed
     ):
         raise BlockedTypeError(
-            f"refused to revive legacy langchain object {ident!r}: only langchain-core "
+            f"refused to revive legacy langchain object {shown(repr(ident))}: only langchain-core "
             "messages and Document are revived from legacy json rows",
             module=".".join(map(str, ident[:-1])) if isinstance(ident, list) else "?",
             name=str(ident[-1]) if isinstance(ident, list) and ident else "?",
         )
+    if isinstance(ident, list) and ident and ident[-1] == "AIMessageChunk":
+        check_partial_json(value.get("kwargs"), decoder.limits)
     try:
         return reviver(value)
     except Exception as exc:
         ident = value.get("id")
         raise RebuildError(
-            f"legacy langchain object {ident!r} could not be revived: {type(exc).__name__}: {exc}",
+            f"legacy langchain object {shown(repr(ident))} could not be revived: {type(exc).__name__}: {shown(exc, 300)}",
             module=".".join(map(str, ident[:-1])) if isinstance(ident, list) else "?",
             name=str(ident[-1]) if isinstance(ident, list) and ident else "?",
         ) from exc

@@ -11,6 +11,7 @@ from .decoder import Decoder
 from .encoder import Encoder
 from .errors import EncodeError, MalformedDataError, UnknownTagError
 from .legacy_json import loads_json
+from .limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["Serializer"]
 
@@ -30,11 +31,12 @@ class Serializer:
       once per type, instead of raising for a blocked or unbuildable type.
     - ``pickle_fallback``: write values msgpack cannot hold with pickle and read
       ``pickle`` rows. Unpickling runs code named by the data: trusted data only.
+    - ``limits``: the decode budget (:class:`Limits`) every stored row is held to.
 
     Raises :class:`EncodeError` on dumps and :class:`DecodeError` subclasses on loads.
     """
 
-    __slots__ = ("allowlist", "lenient", "pickle_fallback", "_encoder", "_decoder")
+    __slots__ = ("allowlist", "lenient", "limits", "pickle_fallback", "_encoder", "_decoder")
 
     def __init__(
         self,
@@ -43,14 +45,18 @@ class Serializer:
         allowlist: Allowlist | None = None,
         lenient: bool = False,
         pickle_fallback: bool = False,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
+        if not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a serde_kit.Limits, not {type(limits).__name__}")
         base = Allowlist.from_env() if allowlist is None else allowlist
         extra = tuple(allow)
         self.allowlist = base | extra if extra else base
         self.lenient = lenient
         self.pickle_fallback = pickle_fallback
+        self.limits = limits
         self._encoder = Encoder(self.allowlist, lenient=lenient)
-        self._decoder = Decoder(self.allowlist, lenient=lenient)
+        self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits)
 
     def with_allow(self, *entries: AllowEntry) -> Serializer:
         """A copy of this serializer that also allows ``entries``."""
@@ -58,6 +64,7 @@ class Serializer:
             allowlist=self.allowlist | entries,
             lenient=self.lenient,
             pickle_fallback=self.pickle_fallback,
+            limits=self.limits,
         )
 
     def dumps(self, obj: Any, /) -> bytes:

@@ -10,6 +10,7 @@ import pytest
 from serde_kit import (
     BlockedTypeError,
     DecodeError,
+    LimitExceededError,
     MalformedDataError,
     RebuildError,
     Serializer,
@@ -102,28 +103,34 @@ def test_blocked_callable_names():
             SERDE.loads(ext(0, payload))
 
 
-def test_nesting_bombs_end_in_typed_errors_even_in_threads():
+def test_nesting_bombs_end_in_typed_errors_even_in_small_thread_stacks():
     outcome = {}
 
     def run():
-        try:
-            SERDE.loads(nested_ext_chain(MAX_EXT_DEPTH + 5))
-        except DecodeError as exc:
-            outcome["deep"] = exc
-        # Each ext level restarts ormsgpack's own container count: deep arrays in
-        # every level must not overflow the C stack.
-        outcome["wide"] = SERDE.loads(nested_ext_chain(MAX_EXT_DEPTH - 1, 1000))
-        try:
-            SERDE.loads(b"\x91" * 5000 + b"\x01")
-        except DecodeError as exc:
-            outcome["arrays"] = exc
+        for name, data in (
+            ("deep", nested_ext_chain(MAX_EXT_DEPTH + 5)),
+            # Containers in every ext level count together: 63 levels of 1000 arrays.
+            ("wide", nested_ext_chain(MAX_EXT_DEPTH - 1, 1000)),
+            ("arrays", b"\x91" * 5000 + b"\x01"),
+        ):
+            try:
+                SERDE.loads(data)
+            except DecodeError as exc:
+                outcome[name] = exc
+        outcome["honest"] = SERDE.loads(nested_ext_chain(MAX_EXT_DEPTH - 1, 5))
 
-    thread = threading.Thread(target=run)
-    thread.start()
+    previous = threading.stack_size(1 << 20)
+    try:
+        thread = threading.Thread(target=run)
+        thread.start()
+    finally:
+        threading.stack_size(previous)
     thread.join()
-    assert isinstance(outcome["deep"], MalformedDataError)
-    assert isinstance(outcome["wide"], tuple)
+    assert isinstance(outcome["deep"], LimitExceededError)
+    assert outcome["deep"].limit == "max_ext_depth"
+    assert isinstance(outcome["wide"], MalformedDataError)
     assert isinstance(outcome["arrays"], MalformedDataError)
+    assert isinstance(outcome["honest"], tuple)
 
 
 def test_errors_are_also_builtin_value_errors():

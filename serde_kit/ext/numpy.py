@@ -20,6 +20,7 @@ from ormsgpack import Ext
 
 from ..allowlist import NUMPY_SCALARS
 from ..errors import EncodeError
+from ..limits import DEFAULT_LIMITS, Limits
 from . import codes
 from .stdlib import EncodeFn, RebuildFn
 
@@ -96,32 +97,50 @@ def _numpy() -> Any:
     return numpy
 
 
-def rebuild_array(env: Any) -> Any:
-    """Build a writable ndarray from a decoded ext 6 payload."""
+#: numpy's own limit on array dimensions.
+MAX_DIMS = 64
+
+
+def element_count(shape: list, limits: Limits) -> int:
+    """Elements of an array of ``shape``, checked against numpy's dimension limit and
+    ``limits.max_array_elements`` before anything large is multiplied out."""
+    if len(shape) > MAX_DIMS:
+        raise ValueError(f"numpy arrays have at most {MAX_DIMS} dimensions, the stored shape has {len(shape)}")
+    count = 1
+    for n in shape:
+        count *= n
+        if count > limits.max_array_elements:
+            raise limits.refuse("max_array_elements", "elements of a stored numpy array", f"more than {limits.max_array_elements}")
+    return count
+
+
+def rebuild_array(env: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """Build a writable ndarray from a decoded ext 6 payload; its memory is its stored buffer."""
     if not isinstance(env, list) or len(env) != 4:
         raise ValueError("numpy payload must be [dtype, shape, order, buffer]")
     spec, shape, order, buf = env
     np = _numpy()
     if not isinstance(spec, (str, dict)):
         raise ValueError("numpy dtype must be a string or a dict")
+    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+        raise ValueError("numpy shape must be a list of non-negative integers")
+    count = element_count(shape, limits)
     dtype = np.dtype(spec)
     if dtype.hasobject:
         raise ValueError("refusing a numpy object dtype: it would read raw memory addresses")
-    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
-        raise ValueError("numpy shape must be a list of non-negative integers")
     if order not in ("C", "F"):
         raise ValueError(f"numpy order must be 'C' or 'F', not {order!r}")
     if not isinstance(buf, bytes):
         raise ValueError("numpy buffer must be bytes")
-    count = 1
-    for n in shape:
-        count *= n
     if len(buf) != count * dtype.itemsize:
         raise ValueError(
             f"numpy buffer holds {len(buf)} bytes, shape {shape} of {dtype} needs {count * dtype.itemsize}"
         )
     if count == 0 or dtype.itemsize == 0:
-        return np.empty(shape, dtype=dtype, order=order)
+        array = np.zeros(shape, dtype=dtype, order=order)
+        if array.nbytes:  # numpy gives a flexible dtype of size 0 (|S0, <U0) one of size 1
+            raise ValueError(f"numpy dtype {dtype.str} has no size: its elements are not in the stored bytes")
+        return array
     return np.frombuffer(buf, dtype=dtype).reshape(shape, order=order).copy(order="K")
 
 
@@ -135,7 +154,13 @@ def rebuild_scalar(env: list) -> Any:
         return arg[()]
     if type(arg) not in (bool, int, float, complex):
         raise TypeError(f"numpy.{env[1]} needs a number, got {type(arg).__name__}")
+    if env[1] in _SIZED_BY_NUMBER:
+        # numpy.void(n) allocates n bytes: a stored number must not choose an allocation.
+        raise TypeError(f"numpy.{env[1]} is stored as a 0-d array, not a number")
     return scalar_type(arg)
+
+
+_SIZED_BY_NUMBER = frozenset({"void", "bytes_", "str_"})
 
 
 def scalar_rebuilders() -> dict[tuple[int, str, str], RebuildFn]:
@@ -202,10 +227,10 @@ def _read_str(data: bytes, pos: int) -> tuple[str, int] | None:
         length, pos = data[pos + 1], pos + 2
     else:
         return None
-    return data[pos : pos + length].decode("ascii"), pos + length
+    return bytes(data[pos : pos + length]).decode("ascii"), pos + length
 
 
-def loads_large(data: bytes, start: int) -> Any:
+def loads_large(data: Any, start: int, limits: Limits = DEFAULT_LIMITS) -> Any:
     """The array of an ext 6 payload that starts at ``data[start]`` and runs to the end,
     copied once; None when the payload is not the plain layout (general path)."""
     try:
@@ -241,9 +266,7 @@ def loads_large(data: bytes, start: int) -> Any:
         return None
     np = _numpy()
     dtype = np.dtype(spec)
-    count = 1
-    for n in shape:
-        count *= n
+    count = element_count(shape, limits)
     if dtype.hasobject or order not in ("C", "F") or length != count * dtype.itemsize or count == 0:
         return None
     flat = np.frombuffer(data, dtype=dtype, count=count, offset=pos)

@@ -28,6 +28,7 @@ import ormsgpack
 from ormsgpack import Ext
 
 from ..errors import EncodeError
+from ..limits import Limits
 from . import codes
 
 EncodeFn = Callable[[Any, Any], Ext]
@@ -431,3 +432,107 @@ def resolve(cls: type) -> EncodeFn | None:
     if issubclass(cls, BaseException):
         return _exception_repr
     return None
+
+
+# --- the decode budget ------------------------------------------------------
+#
+# Rebuilders whose cost or result size depends on what the row holds: they
+# check the decoder's Limits first and replace the plain entries above.
+
+_DIGITS_PER_HEX_DIGIT = 1.2042  # log10(16)
+_DIGITS_PER_BIT = 0.30103  # log10(2)
+
+
+def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
+    """The rebuilders that need ``limits``, keyed like :data:`REBUILDERS`."""
+    from .._prescan import check_hash_collisions
+
+    def text(value: Any, what: str) -> str:
+        expect(value, str, what)
+        limits.check("max_text_length", f"length of the stored {what}", len(value))
+        return value
+
+    def big_int(env: list) -> int:
+        digits, base = expect(env[2], list, "args")
+        if base != 16 or not isinstance(digits, str):
+            raise ValueError("big int payload must be [hex digits, 16]")
+        limits.check("max_number_digits", "decimal digits of a stored int", int(len(digits) * _DIGITS_PER_HEX_DIGIT))
+        return int(digits, 16)
+
+    def fraction(env: list) -> fractions.Fraction:
+        numerator, denominator = _ints(env[2], 2)
+        for part in (numerator, denominator):
+            limits.check("max_number_digits", "decimal digits of a stored Fraction", int(part.bit_length() * _DIGITS_PER_BIT))
+        return fractions.Fraction(numerator, denominator)
+
+    def decimal_(env: list) -> decimal.Decimal:
+        value = decimal.Decimal(text(env[2], "Decimal text"))
+        sign, digits, exponent = value.as_tuple()
+        limits.check("max_number_digits", "digits of a stored Decimal", len(digits))
+        if isinstance(exponent, int):
+            limits.check("max_number_digits", "exponent of a stored Decimal", abs(exponent))
+        return value
+
+    def pattern(env: list) -> re.Pattern:
+        source, flags = expect(env[2], list, "args")
+        if not isinstance(source, (str, bytes)) or type(flags) is not int:
+            raise TypeError("re.compile payload must be [pattern, flags]")
+        limits.check("max_regex_length", "length of a stored regex pattern", len(source))
+        classes = source.count("[" if isinstance(source, str) else b"[")
+        limits.check("max_regex_classes", "character classes in a stored regex pattern", classes)
+        if flags & ~limits.regex_flags:
+            raise limits.refuse("regex_flags", "flags of a stored regex pattern", hex(flags))
+        return re.compile(source, flags)
+
+    def items(value: Any, what: str) -> list:
+        found = _set_items(value)
+        check_hash_collisions(found, limits, what)
+        return found
+
+    def pairs(value: Any) -> list:
+        found = _pairs(value)
+        check_hash_collisions([pair[0] for pair in found], limits, "dict keys")
+        return found
+
+    def zone(env: list) -> zoneinfo.ZoneInfo:
+        text(env[2], "zone key")
+        return _zone(env)
+
+    table: dict[tuple[int, str, str], RebuildFn] = {
+        (codes.CONSTRUCTOR_POS_ARGS, "builtins", "int"): big_int,
+        (codes.CONSTRUCTOR_POS_ARGS, "fractions", "Fraction"): fraction,
+        (codes.CONSTRUCTOR_SINGLE_ARG, "decimal", "Decimal"): decimal_,
+        (codes.CONSTRUCTOR_POS_ARGS, "re", "compile"): pattern,
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(items(env[2], "set items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(items(env[2], "frozenset items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict"): lambda env: dict(pairs(env[2])),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: uuid.UUID(hex=text(env[2], "UUID hex")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo"): zone,
+    }  # fmt: skip
+    for cls in _IP_TYPES:
+        table[(codes.CONSTRUCTOR_SINGLE_ARG, "ipaddress", cls.__name__)] = (
+            lambda env, cls=cls: cls(text(env[2], "address"))
+        )
+    return table
+
+
+def limited_methods(limits: Limits) -> dict[tuple[str, str, str], RebuildFn]:
+    """:data:`METHODS` with the parsed text bounded by ``limits``."""
+
+    def iso(cls: Any) -> RebuildFn:
+        def rebuild(env: list) -> Any:
+            value = expect(env[2], str, "ISO text")
+            limits.check("max_text_length", "length of the stored ISO text", len(value))
+            return cls.fromisoformat(value)
+
+        return rebuild
+
+    found = dict(METHODS)
+    found.update(
+        {
+            ("datetime", "datetime", "fromisoformat"): iso(datetime),
+            ("datetime", "date", "fromisoformat"): iso(date),
+            ("datetime", "time", "fromisoformat"): iso(time),
+        }
+    )
+    return found
