@@ -163,10 +163,15 @@ _KEY_DECODER = msgspec.msgpack.Decoder(ext_hook=lambda code, data: (code, bytes(
 def check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limits) -> None:
     """Raise when too many of one map's array keys (given as byte spans) share a hash."""
     try:
-        keys = [_KEY_DECODER.decode(view[start:stop]) for start, stop in spans]
+        keys = [_as_key(_KEY_DECODER.decode(view[start:stop])) for start, stop in spans]
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
     check_hash_collisions(keys, limits, "map keys")
+
+
+def _as_key(value: Any) -> Any:
+    # An array decoded on its own is a list; in key position the engine makes it a tuple.
+    return tuple(_as_key(item) for item in value) if type(value) is list else value
 
 
 def check_hash_collisions(items: Any, limits: Limits, what: str) -> None:

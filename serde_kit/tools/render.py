@@ -24,6 +24,7 @@ from typing import Any
 import ormsgpack
 
 from serde_kit.errors import MalformedDataError, UnknownTagError
+from serde_kit.ext.numpy import MAX_DIMS
 
 __all__ = ["EXT_NAMES", "render_json", "render_msgpack", "render_typed"]
 
@@ -302,7 +303,11 @@ class _Renderer:
             raise MalformedDataError(f"ext code 6 order must be 'C' or 'F', got {order!r:.40}")
         if not isinstance(buf, bytes):
             raise MalformedDataError(f"ext code 6 buffer must be bytes, got {_describe(buf)}")
-        size = math.prod(shape)
+        if len(shape) > MAX_DIMS:
+            raise MalformedDataError(
+                f"ext code 6 shape has {len(shape)} dimensions; numpy arrays have at most {MAX_DIMS}"
+            )
+        size = math.prod(shape)  # at most 64 factors below 2**64: a short number to print
         out: dict[str, Any] = {
             "$type": "numpy.ndarray",
             "$code": 6,

@@ -1,0 +1,179 @@
+"""Hostile rows, one builder per attack class of the decode budget.
+
+Shared by tests/test_decode_budget.py (each must end in a typed error) and
+bench/attacks.py (each must cost time and memory linear in its size).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import ormsgpack
+
+OPT = ormsgpack.OPT_NON_STR_KEYS
+_MASK = (1 << 64) - 1
+_XX1, _XX2, _XX5 = 11400714785074694791, 14029467366897019727, 2870177450012600261
+
+
+def pack(value: object) -> bytes:
+    return ormsgpack.packb(value, option=OPT)
+
+
+def ext(code: int, payload: object) -> ormsgpack.Ext:
+    return ormsgpack.Ext(code, pack(payload))
+
+
+def row(code: int, payload: object) -> bytes:
+    return pack(ext(code, payload))
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _MASK
+
+
+def _rotr(x: int, r: int) -> int:
+    return ((x >> r) | (x << (64 - r))) & _MASK
+
+
+def _mix(acc: int, lane: int) -> int:
+    # One step of CPython's (3.8+, 64-bit) tuple hash: it is not keyed per process.
+    return (_rotl((acc + lane * _XX2) & _MASK, 31) * _XX1) & _MASK
+
+
+def colliding_int_pairs(count: int) -> list[tuple[int, int]]:
+    """``count`` distinct int pairs whose tuples all hash like ``(1, 2)``."""
+    want = _rotr((_mix(_mix(_XX5, 1), 2) * pow(_XX1, -1, 1 << 64)) & _MASK, 31)
+    inverse = pow(_XX2, -1, 1 << 64)
+    pairs: list[tuple[int, int]] = []
+    a = 0
+    while len(pairs) < count:
+        b = (want - _mix(_XX5, a)) * inverse & _MASK
+        if b < (1 << 61) - 1:  # hash(b) == b, and b fits msgpack's uint64
+            pairs.append((a, b))
+        a += 1
+    return pairs
+
+
+def fraction_exponent() -> bytes:
+    return row(0, ["fractions", "Fraction", "1e999999999"])
+
+
+def fraction_kwargs() -> bytes:
+    return row(2, ["fractions", "Fraction", {"numerator": "1e999999999"}])
+
+
+def fraction_json() -> bytes:
+    return json.dumps({"lc": 2, "type": "constructor", "id": ["fractions", "Fraction"], "args": ["1e999999999"]}).encode()
+
+
+def big_int(hex_digits: int) -> ormsgpack.Ext:
+    return ext(1, ["builtins", "int", ["f" * hex_digits, 16]])
+
+
+def fraction_gcd(hex_digits: int = 400_000) -> bytes:
+    return row(1, ["fractions", "Fraction", [big_int(hex_digits), big_int(hex_digits - 1)]])
+
+
+def _chunk_fields(args_length: int) -> dict:
+    return {
+        "content": "",
+        "tool_call_chunks": [
+            {"name": "f", "args": '{"a"' + " " * args_length, "id": "1", "index": 0, "type": "tool_call_chunk"}
+        ],
+    }
+
+
+def chunk_ext5(args_length: int = 40_000) -> bytes:
+    return row(5, ["langchain_core.messages.ai", "AIMessageChunk", _chunk_fields(args_length), "model_validate_json"])
+
+
+def chunk_ext2(args_length: int = 40_000) -> bytes:
+    return row(2, ["langchain_core.messages.ai", "AIMessageChunk", _chunk_fields(args_length)])
+
+
+def chunk_lc1(args_length: int = 40_000) -> bytes:
+    envelope = {
+        "lc": 1,
+        "type": "constructor",
+        "id": ["langchain", "schema", "messages", "AIMessageChunk"],
+        "kwargs": _chunk_fields(args_length),
+    }
+    return json.dumps(envelope).encode()
+
+
+def numpy_long_shape(dims: int = 60_000) -> bytes:
+    return row(6, ["<f8", [1] * dims, "C", b"\0" * 8])
+
+
+def numpy_huge_shape(dims: int = 300) -> bytes:
+    return row(6, ["<f8", [2**64 - 1] * dims, "C", b""])
+
+
+def numpy_void(size: int = 1 << 30) -> bytes:
+    return row(0, ["numpy", "void", size])
+
+
+def numpy_zero_itemsize(count: int = 1 << 20) -> bytes:
+    return row(6, ["|S0", [count], "C", b""])
+
+
+def regex_classes(length: int = 8192, flags: int = 2) -> bytes:
+    unit = "[\x00-\U0010ffff]"
+    return row(1, ["re", "compile", [unit * (length // len(unit)), flags]])
+
+
+def regex_debug() -> bytes:
+    return row(1, ["re", "compile", ["a", 128]])
+
+
+def flood_map(count: int = 20_000) -> bytes:
+    return pack({pair: 0 for pair in colliding_int_pairs(count)})
+
+
+def flood_frozenset(count: int = 20_000) -> bytes:
+    return row(0, ["builtins", "frozenset", [list(pair) for pair in colliding_int_pairs(count)]])
+
+
+def flood_big_ints(count: int = 20_000) -> bytes:
+    prime = (1 << 61) - 1
+    items = [ext(1, ["builtins", "int", [format(k * prime, "x"), 16]]) for k in range(1, count + 1)]
+    return row(0, ["builtins", "set", items])
+
+
+def flood_uuids(count: int = 30_000) -> bytes:
+    prime = (1 << 61) - 1
+    items = [ext(0, ["uuid", "UUID", uuid.UUID(int=k * prime + 7).hex]) for k in range(1, count + 1)]
+    return row(0, ["builtins", "frozenset", items])
+
+
+def exts_at_depth(depth: int = 6, count: int = 100_000) -> bytes:
+    """``count`` three-byte exts (delta snapshots of 1) inside ``depth`` nested tuples."""
+    data = b"\xdd" + count.to_bytes(4, "big") + b"\xd4\x07\x01" * count
+    for _ in range(depth):
+        envelope = pack("builtins")
+        data = b"\x93" + envelope + pack("tuple") + b"\x91" + data
+        data = _ext_bytes(0, data)
+    return data
+
+
+def _ext_bytes(code: int, payload: bytes) -> bytes:
+    return b"\xc9" + len(payload).to_bytes(4, "big") + bytes([code]) + payload
+
+
+def deep_in_every_level(levels: int = 6, arrays: int = 1000) -> bytes:
+    """Arrays nested ``arrays`` deep inside each of ``levels`` nested tuples (a ~7 KB row)."""
+    data = pack(1)
+    for _ in range(levels):
+        inner = b"\x91" * arrays + data
+        data = _ext_bytes(0, b"\x93" + pack("builtins") + pack("tuple") + b"\x91" + inner)
+    return data
+
+
+def empty_maps(size: int) -> bytes:
+    """An array of ``size`` empty maps: ~75 bytes of dicts per stored byte."""
+    return b"\xdd" + size.to_bytes(4, "big") + b"\x80" * size
+
+
+def forged_names(length: int = 1 << 20) -> bytes:
+    return row(0, ["evil\n2026-12-01 INFO audit PASSED\x1b[2J", "X" * length, 1])

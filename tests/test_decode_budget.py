@@ -1,0 +1,345 @@
+"""The decode budget: every attack class of the security review ends in a typed error.
+
+Each test feeds the hostile bytes of one finding (tests/budget_attacks.py) and
+checks the error and the limit it names; honest values next to each attack
+still decode exactly. None of these depends on the machine's speed: a
+regression would hang, and pytest-timeout would report it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import uuid
+import warnings
+from fractions import Fraction
+
+import pytest
+
+import budget_attacks as attack
+from serde_kit import (
+    BlockedTypeError,
+    ConfigError,
+    DecodeError,
+    LenientDecodeWarning,
+    LimitExceededError,
+    Limits,
+    MalformedDataError,
+    RebuildError,
+    Serializer,
+    UnknownTagError,
+)
+
+SERDE = Serializer()
+
+
+def refused(data: bytes, limit: str, *, tag: str = "msgpack", serde: Serializer = SERDE) -> LimitExceededError:
+    with pytest.raises(LimitExceededError) as info:
+        serde.loads_typed((tag, data))
+    assert info.value.limit == limit
+    assert f"Limits({limit}=" in str(info.value)
+    return info.value
+
+
+# --- 1. Fraction -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("data", [attack.fraction_exponent(), attack.fraction_kwargs()], ids=["ext0", "ext2"])
+def test_fraction_is_built_only_by_its_fixed_rebuilder(data):
+    with pytest.raises(RebuildError, match="fractions.Fraction is not stored with ext code"):
+        SERDE.loads(data)
+
+
+def test_fraction_from_a_legacy_json_row_goes_through_the_fixed_rebuilder():
+    with pytest.raises(RebuildError, match="fractions.Fraction"):
+        SERDE.loads_typed(("json", attack.fraction_json()))
+
+
+def test_fraction_with_huge_parts_is_refused_before_gcd():
+    error = refused(attack.fraction_gcd(), "max_number_digits")
+    assert "int" in str(error)
+
+
+def test_fractions_within_the_budget_round_trip():
+    value = Fraction(3**5000, 7**4000)
+    assert SERDE.loads(SERDE.dumps(value)) == value
+
+
+# --- 2. AIMessageChunk ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tag, data",
+    [("msgpack", attack.chunk_ext5()), ("msgpack", attack.chunk_ext2()), ("json", attack.chunk_lc1())],
+    ids=["ext5", "ext2", "lc1"],
+)
+def test_partial_tool_call_json_is_bounded(tag, data):
+    refused(data, "max_partial_json", tag=tag)
+
+
+def test_long_complete_tool_call_arguments_still_read():
+    from langchain_core.messages import AIMessageChunk
+
+    args = '{"code": "' + "x = 1\\n" * 5000 + '"}'
+    chunk = AIMessageChunk(content="", tool_call_chunks=[{"name": "write", "args": args, "id": "1", "index": 0}])
+    back = SERDE.loads(SERDE.dumps(chunk))
+    assert back == chunk
+    assert back.tool_calls[0]["args"]["code"].startswith("x = 1")
+
+
+# --- 3. numpy shape --------------------------------------------------------------
+
+
+def test_numpy_shape_longer_than_numpys_limit_is_refused_before_multiplying():
+    with pytest.raises(RebuildError, match="at most 64 dimensions"):
+        SERDE.loads(attack.numpy_long_shape())
+
+
+def test_numpy_shape_with_too_many_elements_is_refused():
+    refused(attack.numpy_huge_shape(dims=3), "max_array_elements")
+
+
+def test_inspect_renderer_refuses_long_shapes_with_a_typed_error():
+    from serde_kit.tools.render import render_msgpack
+
+    for data in (attack.numpy_long_shape(), attack.numpy_huge_shape()):
+        with pytest.raises(DecodeError):
+            render_msgpack(data)
+
+
+# --- 4. numpy memory -------------------------------------------------------------
+
+
+def test_numpy_void_size_is_not_taken_from_the_row():
+    with pytest.raises(RebuildError, match="0-d array"):
+        SERDE.loads(attack.numpy_void())
+
+
+def test_zero_itemsize_dtype_with_elements_is_refused():
+    with pytest.raises(RebuildError, match="has no size"):
+        SERDE.loads(attack.numpy_zero_itemsize())
+
+
+def test_arrays_without_data_come_back_zeroed_not_uninitialized():
+    np = pytest.importorskip("numpy")
+    empty_record = np.zeros(5, dtype=np.dtype([]))
+    back = SERDE.loads(SERDE.dumps(empty_record))
+    assert back.shape == (5,) and back.nbytes == 0
+    void = np.zeros((), dtype="V4")[()]
+    assert SERDE.loads(SERDE.dumps(void)) == void
+
+
+# --- 5. re.compile ---------------------------------------------------------------
+
+
+def test_long_regex_patterns_are_refused():
+    refused(attack.regex_classes(), "max_regex_length")
+
+
+def test_many_character_classes_are_refused():
+    refused(attack.regex_classes(length=1000), "max_regex_classes")
+
+
+def test_re_debug_is_refused_and_prints_nothing(capsys):
+    refused(attack.regex_debug(), "regex_flags")
+    assert capsys.readouterr().out == ""
+
+
+def test_ordinary_patterns_round_trip():
+    import re
+
+    for pattern in (re.compile(r"[a-z]+@[a-z]+\.com", re.I), re.compile(rb"\d{3}-\d{4}", re.M)):
+        assert SERDE.loads(SERDE.dumps(pattern)) == pattern
+
+
+# --- 6. hash flooding ------------------------------------------------------------
+
+
+def test_colliding_pairs_really_collide():
+    pairs = attack.colliding_int_pairs(50)
+    assert len(set(pairs)) == 50
+    assert len({hash(pair) for pair in pairs}) == 1
+
+
+@pytest.mark.parametrize(
+    "data",
+    [attack.flood_map(), attack.flood_frozenset(), attack.flood_big_ints(), attack.flood_uuids()],
+    ids=["plain-map-tuple-keys", "frozenset-pairs", "set-big-ints", "frozenset-uuids"],
+)
+def test_hash_floods_are_refused_before_building(data):
+    refused(data, "max_hash_collisions")
+
+
+def test_honest_sets_and_tuple_keyed_maps_still_read():
+    keyed = {(i, i * 7): str(i) for i in range(5000)}
+    values = {
+        "set": set(range(10_000)),
+        "uuids": frozenset(uuid.UUID(int=i) for i in range(3000)),
+        "map": keyed,
+    }
+    assert SERDE.loads(SERDE.dumps(values)) == values
+    stock_map = attack.pack(keyed)  # as the stock writer stores it: array keys
+    assert SERDE.loads(stock_map) == keyed
+
+
+# --- 7. one helper thread per call at most ---------------------------------------
+
+
+def test_many_nested_exts_start_no_threads(monkeypatch):
+    started = []
+    original = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: (started.append(self), original(self))[1])
+    value = SERDE.loads(attack.exts_at_depth())
+    for _ in range(6):
+        (value,) = value
+    assert len(value) == 100_000 and value[0].value == 1
+    assert started == []
+
+
+# --- 8. small thread stacks ------------------------------------------------------
+
+
+def test_hostile_nesting_never_crashes_a_small_thread_stack():
+    # In a child process: a crash would take pytest down with it.
+    script = textwrap.dedent(
+        """
+        import sys, threading
+        sys.path.insert(0, "tests")
+        import budget_attacks as attack
+        from serde_kit import Serializer, DecodeError
+
+        serde = Serializer()
+        rows = [
+            attack.deep_in_every_level(6, 1000),
+            attack.deep_in_every_level(63, 14),
+            b"\\x91" * 100_000 + b"\\x01",
+            b"\\x81\\xa1a" * 50_000 + b"\\x01",
+        ]
+        seen = []
+
+        def run():
+            for data in rows:
+                try:
+                    serde.loads(data)
+                    seen.append("value")
+                except DecodeError as exc:
+                    seen.append(type(exc).__name__)
+
+        for limit in (1000, 100_000):
+            sys.setrecursionlimit(limit)
+            threading.stack_size(1 << 20)
+            thread = threading.Thread(target=run)
+            thread.start()
+            thread.join()
+        print(",".join(seen))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcomes = done.stdout.strip().split(",")
+    # Under the default recursion limit every bomb is refused; an application
+    # that raised the limit gets the deep values back (or a typed error), decoded
+    # on one helper thread with a stack sized for its limit.
+    assert outcomes[:4] == ["MalformedDataError"] * 4
+    assert len(outcomes) == 8 and set(outcomes[4:]) <= {"value", "MalformedDataError"}
+
+
+# --- 9. amplification ------------------------------------------------------------
+
+
+def test_rows_with_more_values_than_the_budget_are_refused_before_decoding():
+    small = Serializer(limits=Limits(max_elements=100_000))
+    refused(attack.empty_maps(1_000_000), "max_elements", serde=small)
+    assert len(small.loads(attack.empty_maps(90_000))) == 90_000
+
+
+def test_oversized_rows_are_refused_unread():
+    small = Serializer(limits=Limits(max_row_bytes=1000))
+    refused(b"\xc5" + (2000).to_bytes(2, "big") + b"\0" * 2000, "max_row_bytes", serde=small)
+    refused(b'"' + b"a" * 2000 + b'"', "max_row_bytes", tag="json", serde=small)
+
+
+def test_running_out_of_memory_is_a_typed_error_not_a_hang():
+    script = textwrap.dedent(
+        """
+        import resource, sys
+        sys.path.insert(0, "tests")
+        import budget_attacks as attack
+        from serde_kit import Serializer, Limits, LimitExceededError
+
+        data = attack.empty_maps(30_000_000)
+        serde = Serializer(limits=Limits(max_elements=10**9))
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, hard))
+        try:
+            serde.loads(data)
+            print("decoded")
+        except LimitExceededError as exc:
+            print("refused", exc.limit)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "refused max_elements"
+
+
+# --- 10. error texts -------------------------------------------------------------
+
+
+def test_stored_names_in_errors_are_bounded_and_escaped():
+    with pytest.raises(BlockedTypeError) as info:
+        SERDE.loads(attack.forged_names())
+    message = str(info.value)
+    assert "\n" not in message and "\x1b" not in message
+    assert "\\n2026-12-01 INFO" in message
+    assert len(message) < 2000
+    assert info.value.module.startswith("evil\n")  # the attribute keeps the stored value
+
+
+def test_rebuild_errors_and_lenient_warnings_are_escaped():
+    serde = Serializer(allow=[("no_such_module\x1b[31m", "Thing")])
+    with pytest.raises(RebuildError) as info:
+        serde.loads(attack.row(0, ["no_such_module\x1b[31m", "Thing", 1]))
+    assert "\x1b" not in str(info.value)
+    lenient = Serializer(lenient=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert lenient.loads(attack.forged_names(length=10_000)) == 1
+    (warning,) = caught
+    assert warning.category is LenientDecodeWarning
+    text = str(warning.message)
+    assert "\n" not in text and "\x1b" not in text and len(text) < 2000
+
+
+# --- the budget itself -----------------------------------------------------------
+
+
+def test_limits_are_checked_and_documented_on_the_serializer():
+    with pytest.raises(ConfigError, match="max_elements"):
+        Limits(max_elements=-1)
+    with pytest.raises(TypeError, match="Limits"):
+        Serializer(limits={"max_elements": 5})  # type: ignore[arg-type]
+    serde = Serializer(limits=Limits(max_text_length=10))
+    assert serde.limits.max_text_length == 10
+    assert serde.with_allow(("x", "Y")).limits is serde.limits
+
+
+def test_raising_a_limit_lets_the_refused_row_through():
+    data = attack.fraction_gcd(hex_digits=90_000)
+    refused(data, "max_number_digits")
+    trusting = Serializer(limits=Limits(max_number_digits=200_000))
+    assert isinstance(trusting.loads(data), Fraction)
+
+
+def test_msgpack_timestamps_are_refused_as_stock_and_serde_kit_never_write_them():
+    for data in (b"\xd6\xff\0\0\0\0", b"\x91\xd7\xff" + b"\0" * 8, b"\x91\xc7\x0c\xff" + b"\0" * 12):
+        with pytest.raises(UnknownTagError, match="timestamp"):
+            SERDE.loads(data)
+
+
+def test_typed_map_keys_are_refused_like_the_stock_reader_does():
+    data = b"\xde" + (2000).to_bytes(2, "big") + b"".join(b"\xd4\x07" + bytes([i % 128]) + b"\x01" for i in range(2000))
+    with pytest.raises(MalformedDataError, match="map key"):
+        SERDE.loads(data)
