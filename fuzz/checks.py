@@ -63,6 +63,36 @@ def check_decode(data: bytes) -> None:
             pass
 
 
+#: A row may cost at most this much CPU time (the decode budget keeps honest and
+#: hostile rows far below it; instrumentation makes the harness slower than real use).
+MAX_CPU_SECONDS = 1.0
+#: Peak RSS may grow by at most max(10 x the input size, this floor): RSS moves in
+#: pages and allocator arenas, so below a few MiB it says nothing about one input.
+RSS_FLOOR_BYTES = 8 << 20
+
+
+def _peak_rss_bytes() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+
+
+def check_resources(data: bytes) -> None:
+    """As :func:`check_decode`, and the row may cost neither > 1 s of CPU nor a peak RSS
+    growth beyond 10x its size (above the floor)."""
+    import time
+
+    before = _peak_rss_bytes()
+    started = time.process_time()
+    check_decode(data)
+    spent = time.process_time() - started
+    grown = _peak_rss_bytes() - before
+    if spent > MAX_CPU_SECONDS:
+        raise AssertionError(f"a {len(data)}-byte row took {spent:.2f} s of CPU to decode")
+    if grown > max(10 * len(data), RSS_FLOOR_BYTES):
+        raise AssertionError(f"a {len(data)}-byte row grew peak RSS by {grown >> 20} MiB")
+
+
 def check_roundtrip(data: bytes) -> None:
     """Build a value from the bytes; exact round trip; the stock readers read our bytes."""
     import atheris
@@ -115,4 +145,9 @@ def warm_up() -> None:
     _serializers()
 
 
-CHECKS = {"fuzz_decode": check_decode, "fuzz_roundtrip": check_roundtrip, "fuzz_encrypted": check_encrypted}
+CHECKS = {
+    "fuzz_decode": check_decode,
+    "fuzz_resources": check_resources,
+    "fuzz_roundtrip": check_roundtrip,
+    "fuzz_encrypted": check_encrypted,
+}

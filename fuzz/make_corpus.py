@@ -4,6 +4,7 @@ fuzz_decode    golden rows from tests/golden/data (written by the real
                JsonPlusSerializer) plus serde_kit's own dumps of sample values
 fuzz_encrypted valid encrypted rows: ours under k1 and k2, LangGraph's own
                ``+aes`` rows, plaintext rows
+fuzz_resources the attack rows of the decode budget's regression tests
 fuzz_roundtrip pseudo-random inputs (fixed seed); the value builder needs no structure
 """
 
@@ -91,6 +92,22 @@ def encrypted_seeds() -> list[bytes]:
     return items
 
 
+def resource_seeds() -> list[bytes]:
+    """The attack rows of tests/budget_attacks.py, sized to fit libFuzzer's inputs."""
+    import budget_attacks as A
+
+    rows = [
+        ("msgpack", A.fraction_exponent()), ("msgpack", A.fraction_kwargs()), ("json", A.fraction_json()),
+        ("msgpack", A.fraction_gcd(hex_digits=1000)), ("msgpack", A.chunk_ext5(2000)),
+        ("msgpack", A.chunk_ext2(2000)), ("json", A.chunk_lc1(2000)), ("msgpack", A.numpy_long_shape(300)),
+        ("msgpack", A.numpy_huge_shape(3)), ("msgpack", A.numpy_void()), ("msgpack", A.numpy_zero_itemsize()),
+        ("msgpack", A.regex_classes(1000)), ("msgpack", A.regex_debug()), ("msgpack", A.flood_map(100)),
+        ("msgpack", A.flood_frozenset(100)), ("msgpack", A.flood_big_ints(60)), ("msgpack", A.exts_at_depth(6, 500)),
+        ("msgpack", A.deep_in_every_level(3, 300)), ("msgpack", A.empty_maps(3000)), ("msgpack", A.forged_names(200)),
+    ]  # fmt: skip
+    return [_common.join_tagged(tag, data) for tag, data in rows]
+
+
 def roundtrip_seeds() -> list[bytes]:
     rng = random.Random(20240601)
     return [rng.randbytes(rng.randrange(8, 400)) for _ in range(32)]
@@ -129,6 +146,7 @@ def main() -> None:
     print("fuzz_decode.dict", _write_dict(_common.REPO / "fuzz" / "fuzz_decode.dict", decode_dictionary()))
     for harness, make in (
         ("fuzz_decode", decode_seeds),
+        ("fuzz_resources", resource_seeds),
         ("fuzz_encrypted", encrypted_seeds),
         ("fuzz_roundtrip", roundtrip_seeds),
     ):

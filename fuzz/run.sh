@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
 PY="${PYTHON:-.venv/bin/python}"
-HARNESSES="${FUZZ_HARNESSES:-fuzz_decode fuzz_roundtrip fuzz_encrypted}"
+HARNESSES="${FUZZ_HARNESSES:-fuzz_decode fuzz_resources fuzz_roundtrip fuzz_encrypted}"
 SCRATCH="$(mktemp -d)"
 trap 'rm -rf "$SCRATCH"' EXIT
 status=0
@@ -17,6 +17,7 @@ for h in $HARNESSES; do
     mkdir -p "fuzz/crashes/$h" "$SCRATCH/$h"
     if [[ -n "${FUZZ_RUNS:-}" ]]; then limit="-runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECONDS_EACH"; fi
     dict=(); [[ -f "fuzz/$h.dict" ]] && dict=("-dict=fuzz/$h.dict")
+    [[ $h == fuzz_resources && -f fuzz/fuzz_decode.dict ]] && dict=("-dict=fuzz/fuzz_decode.dict")
     echo "== $h ($limit)"
     start=$(date +%s)
     "$PY" "fuzz/$h.py" "$limit" "${dict[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

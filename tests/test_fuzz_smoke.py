@@ -16,7 +16,7 @@ import pytest
 from strategies import AVOID
 
 REPO = Path(__file__).resolve().parent.parent
-HARNESSES = ["fuzz_decode", "fuzz_roundtrip", "fuzz_encrypted"]
+HARNESSES = ["fuzz_decode", "fuzz_resources", "fuzz_roundtrip", "fuzz_encrypted"]
 SECONDS = 5
 
 
@@ -26,7 +26,7 @@ def test_harness_runs_without_findings(harness: str, tmp_path: Path) -> None:
     artifacts.mkdir()
     scratch = tmp_path / "corpus"
     scratch.mkdir()
-    dictionary = REPO / "fuzz" / f"{harness}.dict"
+    dictionary = REPO / "fuzz" / f"{harness.replace('resources', 'decode')}.dict"
     proc = subprocess.run(
         [
             sys.executable,
