@@ -2,19 +2,21 @@
 
 The engine (msgspec) builds every value in C. Three things it does not bound
 are checked here, before it runs, by walking the row's msgpack headers
-(string and binary payloads are skipped by their length, ext payloads are
-walked as the msgpack they hold):
+(string and binary payloads are skipped by their length, runs of numbers in
+one step, ext payloads walked as the msgpack they hold):
 
-- the number of values in the row (:attr:`Limits.max_elements`): decoded
-  containers cost up to ~75 times their stored size;
+- the number of maps and arrays in the row (:attr:`Limits.max_containers`):
+  an empty map costs ~75 times its stored size once decoded;
 - hash floods in maps whose keys are arrays (decoded as tuples, whose hash is
-  not keyed): all keys of one hash make building the dict quadratic;
+  not keyed per process): one hash for every key makes building the dict
+  quadratic;
 - msgpack timestamps (ext -1), which the engine would turn into datetimes
   without asking: neither serde_kit nor LangGraph writes them.
 
-The walk runs in Python, so :func:`needed` decides from cheap whole-row
-searches whether a row could hold any of these at all; honest rows of
-ordinary size skip it.
+The walk runs in Python, so :func:`check` first rules rows out by whole-row
+byte counts and a string-keys-only decode at C speed; most honest rows are
+never walked. Typed values used as map keys are bounded elsewhere: the
+decoder tracks the hashes of the values its ext hook builds.
 """
 
 from __future__ import annotations
@@ -23,30 +25,41 @@ import collections
 from typing import Any
 
 import msgspec
+import ormsgpack
 
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["FLOOD_KEYS", "needed", "scan", "check_hash_collisions"]
+__all__ = ["FLOOD_KEYS", "check", "check_hash_collisions", "scan"]
 
-#: Maps with fewer non-str keys than this cannot cost much even if every key
-#: collides (~0.1 s at worst), so rows with fewer array/ext headers are not walked.
+#: Maps with fewer array keys than this cannot cost much even if every key
+#: collides (~0.1 s at worst), so rows that cannot hold that many are not walked.
 FLOOD_KEYS = 1000
 
-# Byte values that can start an array or an ext: a row with fewer of them than
-# FLOOD_KEYS cannot hold a map with that many array or ext keys.
-_KEY_HEADER_BYTES = bytes(
-    1 if 0x90 <= b <= 0x9F or b in (0xDC, 0xDD, 0xC7, 0xC8, 0xC9) or 0xD4 <= b <= 0xD8 else 0
-    for b in range(256)
-)
-# Every encoding of an ext of type -1 with a timestamp's length (4, 8 or 12 bytes).
-_TIMESTAMP_HEADERS = (
-    b"\xd6\xff",
-    b"\xd7\xff",
-    *(b"\xc7" + bytes([n]) + b"\xff" for n in (4, 8, 12)),
-    *(b"\xc8\x00" + bytes([n]) + b"\xff" for n in (4, 8, 12)),
-    *(b"\xc9\x00\x00\x00" + bytes([n]) + b"\xff" for n in (4, 8, 12)),
-)
+
+def _classes() -> bytes:
+    table = bytearray(b"." * 256)
+    for b in (*range(0x80, 0xA0), 0xDC, 0xDD, 0xDE, 0xDF):
+        table[b] = ord("C")  # any container header (for the container bound)
+    for b in (*range(0x90, 0xA0), 0xDC, 0xDD):
+        table[b] = ord("A")  # array header
+    for b in (*range(0x00, 0x80), *range(0xF0, 0x100), 0xC0, 0xC2, 0xC3, *range(0xCA, 0xD4)):
+        table[b] = ord("N")  # a value whose hash stored data can aim at (numbers, nil, bools)
+    for b in range(0xE0, 0xF0):
+        table[b] = ord("L")  # negative fixints that are also UTF-8 lead bytes of CJK text
+    for b in (*range(0xD4, 0xD9), 0xC7, 0xC8, 0xC9):
+        table[b] = ord("N")  # an ext header: a typed value may hash like a number
+    return bytes(table)
+
+
+_CLASSES = _classes()
+# A tuple key whose hash stored data can aim at starts, at its innermost array,
+# with an element of class N (or L then N or L). Counting these gives an upper
+# bound on such keys. (An array header byte inside CJK text is followed by a
+# lead byte (L) and then a continuation byte: not counted.)
+_KEY_STARTS = (b"AN", b"ALN", b"ALL")
+_TIMESTAMP_LENGTHS = frozenset({4, 8, 12})
+_TIMESTAMP_MESSAGE = "msgpack timestamp (ext code -1) in the stored value: not written by serde_kit or LangGraph"
 _FIXED_SIZES = {
     0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9,
     0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9,
@@ -54,59 +67,155 @@ _FIXED_SIZES = {
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _LENGTH_WIDTH = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC7: 1, 0xC8: 2, 0xC9: 4}
 _CONTAINER_WIDTH = {0xDC: 2, 0xDD: 4, 0xDE: 2, 0xDF: 4}
+_EXT_SIZED = (0xC7, 0xC8, 0xC9)
 _KNOWN_EXT_CODES = range(0, 8)
+_FIXINT_TABLE = bytes(0 if b < 0x80 or b >= 0xE0 else 1 for b in range(256))
+# Header byte -> size of a number that starts with it (fixints are handled by class).
+_SCALAR_WIDTH = {b: 1 for b in (*range(0x80), *range(0xE0, 0x100))} | {
+    0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9, 0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9,
+}  # fmt: skip
 
 
-def needed(data: bytes, limits: Limits) -> bool:
-    """Whether ``data`` could exceed what :func:`scan` checks (cheap, C-speed searches)."""
+def _same_kind(data: bytes, pos: int, first: int, width: int, count: int) -> bool:
+    """Whether the ``count`` numbers of ``width`` bytes from ``pos`` all start like ``first``."""
+    if width == 1:
+        return pos + count <= len(data) and data[pos : pos + count].translate(_FIXINT_TABLE).count(1) == 0
+    return data[pos : pos + width * count : width] == bytes([first]) * count
+
+
+def _uniform_run(data: bytes, pos: int, first: int, width: int, left: int) -> int:
+    """How many of the next ``left`` values are numbers like the one at ``pos`` (at least 1).
+
+    Galloping then bisecting keeps the cost linear in the run found.
+    """
+    good, step = 1, 2
+    while good < left:
+        probe = min(step, left)
+        if not _same_kind(data, pos, first, width, probe):
+            break
+        good, step = probe, step * 2
+    else:
+        return good
+    bad = min(step, left)
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if _same_kind(data, pos, first, width, mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def check(data: bytes, limits: Limits) -> None:
+    """Raise if ``data`` holds what the engine cannot bound; cheap for most rows.
+
+    Whole-row byte counts (C speed) rule out most rows at once. A row that may
+    hold many array keys or a timestamp is decoded once by ormsgpack with
+    string keys only (C speed, ext payloads collected rather than built); only
+    a row that really has non-string keys, or may exceed
+    :attr:`Limits.max_containers`, is walked by :func:`scan`.
+    """
     size = len(data)
-    if size > limits.max_elements:
-        return True
-    if b"\xff" in data and any(header in data for header in _TIMESTAMP_HEADERS):
-        return True
-    return size >= 3 * FLOOD_KEYS and data.translate(_KEY_HEADER_BYTES).count(1) >= FLOOD_KEYS
+    suspect_keys = False
+    if size >= 3 * FLOOD_KEYS or size > limits.max_containers:
+        classes = data.translate(_CLASSES)
+        if size > limits.max_containers and classes.count(b"C") + classes.count(b"A") > limits.max_containers:
+            scan(data, limits)
+            return
+        suspect_keys = sum(classes.count(start) for start in _KEY_STARTS) >= FLOOD_KEYS
+    if (suspect_keys or _may_hold_timestamp(data)) and not _plain_keys(data):
+        scan(data, limits)
+
+
+def _plain_keys(data: bytes) -> bool:
+    """Whether every map key in ``data`` (ext payloads included) is a string and no ext
+    is a timestamp; False when ormsgpack cannot tell (the walk then decides)."""
+    pending = [data]
+    found: list[bytes] = []
+    timestamp = []
+
+    def collect(code: int, payload: bytes) -> None:
+        if code == -1:
+            timestamp.append(True)
+            raise ValueError("timestamp")
+        if 0 <= code <= 7:
+            found.append(payload)
+
+    while pending:
+        try:
+            ormsgpack.unpackb(pending.pop(), ext_hook=collect)
+        except Exception:
+            if timestamp:
+                raise UnknownTagError(_TIMESTAMP_MESSAGE) from None
+            return False
+        pending.extend(found)
+        found.clear()
+    return True
+
+
+def _may_hold_timestamp(data: bytes) -> bool:
+    # A timestamp is an ext of type -1 (0xff) with a length of 4, 8 or 12.
+    pos = data.find(b"\xff")
+    seen = 0
+    while pos >= 0:
+        seen += 1
+        if seen > 64:
+            return True  # a binary-heavy row: let the walk decide
+        if pos >= 1 and data[pos - 1] in (0xD6, 0xD7):
+            return True
+        for head, width in ((0xC7, 1), (0xC8, 2), (0xC9, 4)):
+            at = pos - 1 - width
+            if at >= 0 and data[at] == head and int.from_bytes(data[at + 1 : pos], "big") in _TIMESTAMP_LENGTHS:
+                return True
+        pos = data.find(b"\xff", pos + 1)
+    return False
 
 
 def scan(data: bytes, limits: Limits) -> None:
-    """Raise if ``data`` holds too many values, a hash-flooded map or a timestamp.
+    """Raise if ``data`` holds too many containers, a hash-flooded map or a timestamp.
 
     Malformed structure found on the way raises :class:`MalformedDataError`;
     anything else malformed is left to the decoder, which reports it.
     """
     view = memoryview(data)
     end = len(data)
-    max_elements = limits.max_elements
-    elements = 0
+    max_containers = limits.max_containers
+    containers = 0
     pos = 0
     # Frame: [values left, is map, array-key spans or None, ext depth, region end or -1, key span or None]
     stack: list[list[Any]] = [[1, False, None, 0, -1, None]]
     while stack:
         frame = stack[-1]
-        if frame[0] == 0:
+        left = frame[0]
+        if left == 0:
             stack.pop()
             if frame[5] is not None:
                 frame[5][1] = pos
             if frame[2] is not None and len(frame[2]) > limits.max_hash_collisions:
-                check_key_collisions(view, frame[2], limits)
+                _check_key_collisions(view, frame[2], limits)
             if frame[4] >= 0:
                 if pos > frame[4]:
                     raise MalformedDataError("an ext payload is shorter than the value it holds")
                 pos = frame[4]
             continue
-        is_key = frame[1] and frame[0] % 2 == 0
-        frame[0] -= 1
         if pos >= end:
             raise MalformedDataError("stored value is truncated")
-        elements += 1
-        if elements > max_elements:
-            raise limits.refuse("max_elements", "number of values in the row", f"more than {max_elements}")
         first = data[pos]
-        depth = frame[3]
+        is_map = frame[1]
+        if not is_map and left > 1:
+            width = _SCALAR_WIDTH.get(first)
+            if width is not None:
+                # A run of numbers (an array of ints or floats) in a few C-speed steps.
+                run = _uniform_run(data, pos, first, width, left)
+                frame[0], pos = left - run, pos + run * width
+                continue
+        is_key = is_map and left % 2 == 0
+        frame[0] = left - 1
         if first <= 0x7F or first >= 0xE0:
             pos += 1
             continue
         if first <= 0x9F:  # fixmap, fixarray
-            count, pos, is_map = first & 0x0F, pos + 1, first <= 0x8F
+            count, pos, opens_map = first & 0x0F, pos + 1, first <= 0x8F
         elif first <= 0xBF:  # fixstr
             pos += 1 + (first & 0x1F)
             continue
@@ -116,28 +225,25 @@ def scan(data: bytes, limits: Limits) -> None:
         elif first in _CONTAINER_WIDTH:
             width = _CONTAINER_WIDTH[first]
             count = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
-            pos, is_map = pos + 1 + width, first >= 0xDE
-        elif first in _FIXEXT or first in (0xC7, 0xC8, 0xC9):
-            if is_key:
-                raise MalformedDataError("a map key holds a typed value (msgpack ext); map keys must be plain")
+            pos, opens_map = pos + 1 + width, first >= 0xDE
+        elif first in _FIXEXT or first in _EXT_SIZED:
             if first in _FIXEXT:
-                length, head = _FIXEXT[first], 1
+                length, head = _FIXEXT[first], 2
             else:
-                head = _LENGTH_WIDTH[first]
-                length = int.from_bytes(data[pos + 1 : pos + 1 + head], "big")
-                head += 1
-            code = int.from_bytes(data[pos + head : pos + head + 1], "big", signed=True)
-            start, pos = pos + head + 1, pos + head + 1 + length
+                width = _LENGTH_WIDTH[first]
+                length = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
+                head = 2 + width
+            code = int.from_bytes(data[pos + head - 1 : pos + head], "big", signed=True)
+            start, pos = pos + head, pos + head + length
             if code == -1:
-                raise UnknownTagError(
-                    "msgpack timestamp (ext code -1) in the stored value: not written by serde_kit or LangGraph"
-                )
+                raise UnknownTagError(_TIMESTAMP_MESSAGE)
             if code in _KNOWN_EXT_CODES:
-                if depth + 1 > limits.max_ext_depth:
-                    raise limits.refuse("max_ext_depth", "typed values nested in one another", depth + 1)
+                depth = frame[3] + 1
+                if depth > limits.max_ext_depth:
+                    raise limits.refuse("max_ext_depth", "typed values nested in one another", depth)
                 if pos > end:
                     raise MalformedDataError("stored value is truncated")
-                stack.append([1, False, None, depth + 1, pos, None])
+                stack.append([1, False, None, depth, pos, None])
                 pos = start
             continue
         elif first in _LENGTH_WIDTH:  # bin and str with a length
@@ -146,21 +252,23 @@ def scan(data: bytes, limits: Limits) -> None:
             continue
         else:  # 0xC1, never used
             raise MalformedDataError(f"byte 0x{first:02x} at offset {pos} is not valid msgpack")
-        # A container: count values follow (twice as many for a map).
+        containers += 1
+        if containers > max_containers:
+            raise limits.refuse("max_containers", "maps and arrays in the row", f"more than {max_containers}")
         key_span = None
-        if is_key and not is_map:
+        if is_key and not opens_map:
             spans = frame[2]
             if spans is None:
                 spans = frame[2] = []
             key_span = [pos - 1 if first <= 0x9F else pos - 1 - _CONTAINER_WIDTH[first], -1]
             spans.append(key_span)
-        stack.append([count * 2 if is_map else count, is_map, None, depth, -1, key_span])
+        stack.append([count * 2 if opens_map else count, opens_map, None, frame[3], -1, key_span])
 
 
 _KEY_DECODER = msgspec.msgpack.Decoder(ext_hook=lambda code, data: (code, bytes(data)))
 
 
-def check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limits) -> None:
+def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limits) -> None:
     """Raise when too many of one map's array keys (given as byte spans) share a hash."""
     try:
         keys = [_as_key(_KEY_DECODER.decode(view[start:stop])) for start, stop in spans]

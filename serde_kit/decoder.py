@@ -15,8 +15,10 @@ Every row is held to the :class:`~serde_kit.limits.Limits` of its decoder;
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +54,12 @@ _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
 _EXT_FIRST_BYTES = frozenset(bytes([first]) for first in (*_FIXEXT, *_EXT_SIZED))
 _MAX_WARNED_TYPES = 1000
+_MISSING = object()
+# Types whose hash is keyed per process: stored data cannot aim at it. (Paths hash
+# their text, and hashing one caches it on the object: leave them alone.)
+_KEYED_HASH_TYPES = frozenset(
+    {str, bytes, datetime.datetime, datetime.date, datetime.time, datetime.timedelta, *stdlib.PATH_TYPES}
+)
 
 
 class _Blocked:
@@ -66,7 +74,10 @@ class _Blocked:
 class Decoder:
     """Reads values; one per :class:`Serializer` (its class cache follows its allowlist)."""
 
-    __slots__ = ("_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels")
+    __slots__ = (
+        "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
+        "_local",
+    )  # fmt: skip
 
     def __init__(self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
         self._allowlist = allowlist
@@ -84,6 +95,7 @@ class Decoder:
         self._fixed_names = frozenset((module, name) for _, module, name in self._fixed) | frozenset(
             (module, name) for module, name, _ in self._methods
         )
+        self._local = threading.local()  # the current call's hash counts, per thread
         self._levels: list[msgspec.msgpack.Decoder] = []
         self._levels.extend(
             msgspec.msgpack.Decoder(ext_hook=self._hook(depth + 1)) for depth in range(limits.max_ext_depth + 1)
@@ -99,8 +111,7 @@ class Decoder:
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        if _prescan.needed(data, limits):
-            _prescan.scan(data, limits)
+        _prescan.check(data, limits)
         if size >= numpy.FAST_PATH_MIN_BYTES and data[:1] in _EXT_FIRST_BYTES:
             start = _check_ext_length(data)
             if data[start - 1] == codes.NUMPY_ARRAY:
@@ -112,6 +123,9 @@ class Decoder:
         return self._decode(data)
 
     def _decode(self, data: bytes) -> Any:
+        local = self._local
+        outer = getattr(local, "hashes", None)
+        local.hashes = {}
         try:
             return self._levels[0].decode(data)
         except msgspec.DecodeError as exc:
@@ -124,9 +138,32 @@ class Decoder:
         except MemoryError:
             raise LimitExceededError(
                 f"decoding a stored value of {len(data)} bytes ran out of memory; lower "
-                "Limits.max_elements or Limits.max_row_bytes to refuse such rows up front",
-                limit="max_elements",
+                "Limits.max_containers or Limits.max_row_bytes to refuse such rows up front",
+                limit="max_containers",
             ) from None
+        finally:
+            local.hashes = outer
+
+    def _track_hash(self, value: Any) -> None:
+        """Count typed values of this row that share a hash value but differ.
+
+        A plain map may use typed values as keys (msgspec builds them with the
+        ext hook), and the hash of a UUID, a big int or a tuple of numbers can
+        be aimed at by stored data: many such keys sharing one hash would make
+        building the map quadratic.
+        """
+        try:
+            found = hash(value)
+        except TypeError:
+            return  # holds something unhashable: cannot be a key
+        hashes = self._local.hashes
+        entry = hashes.get(found)
+        if entry is None:
+            hashes[found] = [value, 0]
+        elif entry[0] is not value and entry[0] != value:
+            entry[1] += 1
+            if entry[1] > self._limits.max_hash_collisions:
+                raise self._limits.refuse("max_hash_collisions", "typed values of the row sharing one hash value", entry[1])
 
     def _hook(self, depth: int) -> Callable[[int, memoryview], Any]:
         """The ext hook of the level decoder whose exts sit ``depth`` levels deep."""
@@ -153,7 +190,12 @@ class Decoder:
                 raise MalformedDataError(
                     f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {shown(exc)}"
                 ) from None
-            if code <= codes.PYDANTIC_V2:
+            if code > codes.PYDANTIC_V2:
+                if code == codes.NUMPY_ARRAY:
+                    return _rebuild(lambda p: numpy.rebuild_array(p, self._limits), payload, "numpy", "ndarray")
+                value = langgraph.rebuild_delta(payload)
+            else:
+                value = _MISSING
                 # Hot path: an envelope whose (code, shape, module, name) was checked before.
                 if type(payload) is list and len(payload) >= 3:
                     module, name = payload[0], payload[1]
@@ -162,15 +204,16 @@ class Decoder:
                         rebuild = cache.get((code, len(payload), module, name, method))
                         if rebuild is not None and not isinstance(rebuild, _Blocked):
                             try:
-                                return rebuild(payload)
+                                value = rebuild(payload)
                             except SerdeError:
                                 raise
                             except Exception:
                                 pass  # the slow path below gives the full error
-                return self._construct(code, payload)
-            if code == codes.NUMPY_ARRAY:
-                return _rebuild(lambda p: numpy.rebuild_array(p, self._limits), payload, "numpy", "ndarray")
-            return langgraph.rebuild_delta(payload)
+                if value is _MISSING:
+                    value = self._construct(code, payload)
+            if type(value).__hash__ is not None and type(value) not in _KEYED_HASH_TYPES:
+                self._track_hash(value)
+            return value
 
         return hook
 

@@ -29,8 +29,9 @@ class Limits:
     """Resource limits for decoding one stored row; pass as ``Serializer(limits=...)``.
 
     - ``max_row_bytes``: size of one stored value.
-    - ``max_elements``: msgpack values (containers and scalars, nested typed
-      values included) in one row; each costs up to ~75 bytes of memory.
+    - ``max_containers``: maps and arrays in one row (nested typed values
+      included); an empty one costs ~75 bytes of memory per stored byte. Other
+      values cost at most ~30 bytes per stored byte, bounded by ``max_row_bytes``.
     - ``max_ext_depth``: typed values (msgpack exts) nested in one another.
       Containers and typed values together are also bounded by the
       interpreter's recursion limit.
@@ -41,8 +42,9 @@ class Limits:
     - ``max_regex_length`` / ``max_regex_classes`` / ``regex_flags``: stored
       ``re.compile`` patterns (compiling a character class can take milliseconds,
       more with IGNORECASE; ``re.DEBUG`` prints to stdout).
-    - ``max_hash_collisions``: items of one set, frozenset or dict sharing a
-      hash value (a hash flood makes building it quadratic).
+    - ``max_hash_collisions``: items of one set, frozenset or dict, or typed
+      values of one row, sharing a hash value (a hash flood makes building a
+      set or dict of them quadratic).
     - ``max_array_elements``: elements of a numpy array; the array's memory is
       always exactly its stored buffer.
     - ``max_partial_json``: length of a streamed tool-call argument that is not
@@ -50,7 +52,7 @@ class Limits:
     """
 
     max_row_bytes: int = 1 << 30
-    max_elements: int = 4_000_000
+    max_containers: int = 1_000_000
     max_ext_depth: int = 64
     max_number_digits: int = 100_000
     max_text_length: int = 4096

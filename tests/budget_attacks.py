@@ -147,6 +147,13 @@ def flood_uuids(count: int = 30_000) -> bytes:
     return row(0, ["builtins", "frozenset", items])
 
 
+def flood_uuid_keys(count: int = 30_000) -> bytes:
+    """A plain map whose keys are typed values (UUID exts) sharing one hash."""
+    prime = (1 << 61) - 1
+    keys = [pack(ext(0, ["uuid", "UUID", uuid.UUID(int=k * prime + 7).hex])) for k in range(1, count + 1)]
+    return b"\xdf" + count.to_bytes(4, "big") + b"".join(key + b"\x00" for key in keys)
+
+
 def exts_at_depth(depth: int = 6, count: int = 100_000) -> bytes:
     """``count`` three-byte exts (delta snapshots of 1) inside ``depth`` nested tuples."""
     data = b"\xdd" + count.to_bytes(4, "big") + b"\xd4\x07\x01" * count

@@ -356,6 +356,7 @@ _PATH_TYPES = (
     pathlib.PurePosixPath,
     pathlib.PureWindowsPath,
 )
+PATH_TYPES = _PATH_TYPES
 ENCODERS.update({cls: _by_str for cls in _IP_TYPES})
 ENCODERS.update({cls: _path for cls in _PATH_TYPES})
 ENCODERS[re.Pattern] = _pattern

@@ -1,0 +1,122 @@
+"""Cost of hostile rows against honest rows of similar size: time and peak memory per stored byte.
+
+    .venv/bin/python bench/attacks.py                       # this checkout's serde_kit
+    .venv/bin/python bench/attacks.py --serde-kit ../old    # another checkout (before/after)
+    .venv/bin/python bench/attacks.py --only flood_map --timeout 120 --json out.json
+
+Every case runs in a child process (so a hang is cut at ``--timeout`` and a
+crash is reported, not suffered), decoding on a thread with a 2 MiB stack (what
+glibc gives every thread under ``ulimit -s unlimited``). Reported per case:
+outcome (value, or the error class), seconds, MB/s of stored bytes, and peak
+RSS growth per stored byte. The attack rows are tests/budget_attacks.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: name -> (tag, expression building the row; ``A`` is tests/budget_attacks.py, ``S`` a Serializer, ``P`` bench/payloads.py)
+CASES: dict[str, tuple[str, str]] = {
+    "fraction_exponent": ("msgpack", "A.fraction_exponent()"),
+    "fraction_json": ("json", "A.fraction_json()"),
+    "fraction_gcd_400kB": ("msgpack", "A.fraction_gcd(400_000)"),
+    "chunk_partial_json_40kB": ("msgpack", "A.chunk_ext5(40_000)"),
+    "numpy_shape_60k_dims": ("msgpack", "A.numpy_long_shape(60_000)"),
+    "numpy_void_1GiB": ("msgpack", "A.numpy_void(1 << 30)"),
+    "numpy_S0_1M": ("msgpack", "A.numpy_zero_itemsize(1 << 20)"),
+    "regex_8kB_ignorecase": ("msgpack", "A.regex_classes(8192, 2)"),
+    "flood_map_20k": ("msgpack", "A.flood_map(20_000)"),
+    "flood_frozenset_20k": ("msgpack", "A.flood_frozenset(20_000)"),
+    "flood_big_ints_20k": ("msgpack", "A.flood_big_ints(20_000)"),
+    "flood_uuids_30k": ("msgpack", "A.flood_uuids(30_000)"),
+    "flood_uuid_keys_30k": ("msgpack", "A.flood_uuid_keys(30_000)"),
+    "empty_maps_3MB": ("msgpack", "A.empty_maps(3_000_000)"),
+    "exts_100k_at_depth_6": ("msgpack", "A.exts_at_depth(6, 100_000)"),
+    "deep_6x1000_small_stack": ("msgpack", "A.deep_in_every_level(6, 1000)"),
+    "empty_maps_30MB": ("msgpack", "A.empty_maps(30_000_000)"),
+    "forged_name_1MB": ("msgpack", "A.forged_names(1 << 20)"),
+    # honest rows of comparable sizes
+    "honest_chat_500": ("msgpack", "S.dumps(P.chat_checkpoint(500))"),
+    "honest_chat_20": ("msgpack", "S.dumps(P.chat_checkpoint(20))"),
+    "honest_set_20k_ints": ("msgpack", "S.dumps(set(range(20_000)))"),
+    "honest_uuids_30k": ("msgpack", "S.dumps(frozenset(__import__('uuid').UUID(int=i) for i in range(30_000)))"),
+    "honest_cjk_text_1MB": ("msgpack", "S.dumps({'notes': ['\\u4e2d\\u6587\\u6587\\u672c' * 50] * 1300})"),
+    "honest_array_8MB": ("msgpack", "S.dumps(__import__('numpy').ones(1 << 20))"),
+    "honest_list_1M_ints": ("msgpack", "S.dumps(list(range(1_000_000)))"),
+    "honest_floats_1M": ("msgpack", "S.dumps([i / 7 for i in range(1_000_000)])"),
+    "honest_cjk_chat_200": ("msgpack", "S.dumps({'messages': [{'role': 'user', 'content': '\u4f60\u597d\u4e16\u754c' * 40, 'id': str(i)} for i in range(200)]})"),
+}
+
+_CHILD = r"""
+import json, resource, sys, threading, time
+sys.path[:0] = [{serde_kit!r}, {repo!r} + "/tests", {repo!r} + "/bench"]
+# An editable install's import hook would find this checkout's serde_kit first.
+sys.meta_path = [finder for finder in sys.meta_path if "editable" not in repr(finder).lower()]
+import serde_kit  # before bench/payloads.py, which puts this repository first on sys.path
+import budget_attacks as A
+import payloads as P
+from serde_kit import Serializer
+S = Serializer()
+data = {expr}
+tag = {tag!r}
+out = {{"bytes": len(data), "serde_kit": __import__("serde_kit").__file__}}
+def run():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    try:
+        S.loads_typed((tag, data))
+        out["outcome"] = "value"
+    except Exception as exc:
+        out["outcome"] = type(exc).__name__
+    out["seconds"] = time.perf_counter() - start
+    out["rss_growth"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+threading.stack_size(2 << 20)
+thread = threading.Thread(target=run)
+thread.start()
+thread.join()
+print(json.dumps(out))
+"""
+
+
+def run_case(name: str, serde_kit: Path, timeout: float) -> dict:
+    tag, expr = CASES[name]
+    env = {**os.environ, "PYTHONPATH": str(serde_kit)}
+    script = _CHILD.format(repo=str(REPO), serde_kit=str(serde_kit), expr=expr, tag=tag)
+    try:
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"outcome": f"killed after {timeout:.0f} s", "seconds": None}
+    if done.returncode != 0:
+        return {"outcome": f"crashed (exit {done.returncode})", "seconds": None, "stderr": done.stderr[-300:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--serde-kit", type=Path, default=REPO, help="checkout whose serde_kit to measure")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a case is killed")
+    parser.add_argument("--only", nargs="*", default=None, help="case names")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    args = parser.parse_args()
+    results = {}
+    print(f"{'case':28} {'bytes':>10} {'outcome':>26} {'seconds':>9} {'MB/s':>9} {'RSS B/B':>8}")
+    for name in args.only or CASES:
+        r = results[name] = run_case(name, args.serde_kit.resolve(), args.timeout)
+        size = r.get("bytes")
+        secs = r.get("seconds")
+        rate = f"{size / secs / 1e6:9.1f}" if size and secs else f"{'-':>9}"
+        rss = f"{r['rss_growth'] / size:8.1f}" if size and "rss_growth" in r else f"{'-':>8}"
+        print(f"{name:28} {size or '-':>10} {r['outcome'][:26]:>26} {secs if secs is None else round(secs, 4)!s:>9} {rate} {rss}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
