@@ -109,6 +109,16 @@ def test_inspect_renderer_refuses_long_shapes_with_a_typed_error():
             render_msgpack(data)
 
 
+def test_inspect_renderer_holds_rows_to_the_same_budget():
+    from serde_kit.tools.render import render_msgpack
+
+    with pytest.raises(LimitExceededError) as info:
+        render_msgpack(attack.flood_map())
+    assert info.value.limit == "max_hash_collisions"
+    with pytest.raises(LimitExceededError):
+        render_msgpack(attack.empty_maps(2000), limits=Limits(max_containers=1000))
+
+
 # --- 4. numpy memory -------------------------------------------------------------
 
 

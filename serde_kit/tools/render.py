@@ -23,8 +23,10 @@ from typing import Any
 
 import ormsgpack
 
+from serde_kit._prescan import check as check_row
 from serde_kit.errors import MalformedDataError, UnknownTagError
 from serde_kit.ext.numpy import MAX_DIMS
+from serde_kit.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["EXT_NAMES", "render_json", "render_msgpack", "render_typed"]
 
@@ -108,6 +110,7 @@ def render_msgpack(
     max_depth: int = _DEFAULT_MAX_DEPTH,
     preview: int = _DEFAULT_PREVIEW,
     bytes_preview: int = _DEFAULT_BYTES_PREVIEW,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Any:
     """Render msgpack bytes (as written by the serializer) as JSON-able data.
 
@@ -115,9 +118,15 @@ def render_msgpack(
         MalformedDataError: garbled or truncated bytes, a bad ext payload, or
             nesting deeper than ``max_depth``.
         UnknownTagError: an ext code outside 0-7.
+        LimitExceededError: the row exceeds the decode budget (``limits``), as
+            it would when the serializer reads it.
     """
+    data = bytes(blob)
+    if len(data) > limits.max_row_bytes:
+        raise limits.refuse("max_row_bytes", "size of the stored value", len(data))
+    check_row(data, limits)
     try:
-        return _Renderer(max_depth, preview, bytes_preview).msgpack(bytes(blob), 0)
+        return _Renderer(max_depth, preview, bytes_preview).msgpack(data, 0)
     except RecursionError:
         raise MalformedDataError(
             f"data nests deeper than this interpreter's stack allows (max_depth={max_depth})"
