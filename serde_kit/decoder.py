@@ -154,13 +154,18 @@ class Decoder:
         """
         try:
             found = hash(value)
-        except TypeError:
-            return  # holds something unhashable: cannot be a key
+        except Exception:
+            return  # unhashable (or a hash that fails): cannot be a key
         hashes = self._local.hashes
         entry = hashes.get(found)
         if entry is None:
             hashes[found] = [value, 0]
-        elif entry[0] is not value and entry[0] != value:
+            return
+        try:
+            same = entry[0] is value or bool(entry[0] == value)
+        except Exception:
+            same = False
+        if not same:
             entry[1] += 1
             if entry[1] > self._limits.max_hash_collisions:
                 raise self._limits.refuse("max_hash_collisions", "typed values of the row sharing one hash value", entry[1])
