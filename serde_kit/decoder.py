@@ -111,13 +111,15 @@ class Decoder:
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        _prescan.check(data, limits)
         if size >= numpy.FAST_PATH_MIN_BYTES and data[:1] in _EXT_FIRST_BYTES:
+            # A large array on its own: read in one copy. Its plain layout (dtype,
+            # a short shape, order, buffer) holds nothing the prescan looks for.
             start = _check_ext_length(data)
             if data[start - 1] == codes.NUMPY_ARRAY:
                 fast = _rebuild(lambda payload: numpy.loads_large(payload, start, limits), data, "numpy", "ndarray")
                 if fast is not None:
                     return fast
+        _prescan.check(data, limits)
         if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT:
             return _stack.on_big_stack(self._decode, data)
         return self._decode(data)
