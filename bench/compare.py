@@ -190,7 +190,7 @@ def run_encryption(*, rounds: int, min_time: float) -> dict[str, Any]:
         "serde_kit": P.Contestant("inner", Serializer().dumps_typed, Serializer().loads_typed, lambda d: len(d[1])),
         "stock": P.Contestant("inner", JsonPlusSerializer().dumps_typed, JsonPlusSerializer().loads_typed, lambda d: len(d[1])),
     }
-    both = {**{f"{k}+enc": v for k, v in enc.items()}, **{f"{k}_inner": v for k, v in inner.items()}}
+    both = {**{f"{k}+enc": v for k, v in enc.items() if k != "raw_aesgcm"}, **{f"{k}_inner": v for k, v in inner.items()}}
     res = measure(writes, both, rounds=rounds, min_time=min_time, per_item=True)
     out["small_writes"] = res
     print("\nper-call encryption overhead on 1000 small writes (encrypted - inner alone):")
@@ -228,10 +228,16 @@ def targets(ser: dict[str, Any] | None, enc: dict[str, Any] | None) -> list[tupl
         o = enc["overhead_serde_kit"]
         rows.append(("encrypt overhead <= 2 us per small write", f"{o['dumps'] * 1e6:.2f} us", o["dumps"] <= 2e-6))
         rows.append(("decrypt overhead <= 2 us per small write", f"{o['loads'] * 1e6:.2f} us", o["loads"] <= 2e-6))
-        r = enc["enc_1MiB"]["serde_kit"]
-        for op, label in (("dumps", "encrypt"), ("loads", "decrypt")):
-            gbs = P.MIB / r[op] / 1e9
-            rows.append((f"{label} >= 5 GB/s at 1 MiB", f"{gbs:.2f} GB/s", gbs >= 5))
+        # Throughput against cryptography's AES-GCM alone, measured in the same run:
+        # what this machine's hardware can do, whatever machine it is.
+        for size, op, label, bound in (
+            ("enc_1MiB", "dumps", "encrypt at 1 MiB >= 90% of raw AES-GCM", 0.9),
+            ("enc_1MiB", "loads", "decrypt at 1 MiB >= 90% of raw AES-GCM", 0.9),
+            ("enc_64MiB", "loads", "decrypt at 64 MiB <= 1.5x raw AES-GCM time", 1 / 1.5),
+        ):
+            ours, raw = enc[size]["serde_kit"], enc[size]["raw_aesgcm"]
+            share = raw[op] / ours[op]
+            rows.append((label, f"{share * 100:.0f}% ({P.MIB * (64 if '64' in size else 1) / ours[op] / 1e9:.2f} GB/s)", share >= bound))
     print(f"\n{'target':52} {'measured':>12}  result")
     for name, val, ok in rows:
         print(f"{name:52} {val:>12}  {'met' if ok else 'MISSED'}")

@@ -7,6 +7,7 @@ fixed seed so runs are comparable.
 
 from __future__ import annotations
 
+import os
 import pickle
 import random
 import sys
@@ -220,11 +221,24 @@ def encryption_contestants() -> dict[str, Contestant]:
     from serde_kit import Serializer
     from serde_kit.crypto import EncryptedSerializer, Keyring
 
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     ours = EncryptedSerializer(Serializer(), Keyring({"k1": ENC_KEY}, primary="k1"))
     stock = StockEncrypted.from_pycryptodome_aes(key=ENC_KEY)
+    raw = AESGCM(ENC_KEY)
+
+    def raw_seal(blob: bytes) -> tuple[bytes, bytes]:
+        nonce = os.urandom(12)
+        return nonce, raw.encrypt(nonce, blob, None)
+
+    def raw_open(sealed: tuple[bytes, bytes]) -> bytes:
+        return raw.decrypt(sealed[0], sealed[1], None)
+
     return {
         "serde_kit": Contestant("serde_kit", ours.dumps_typed, ours.loads_typed, lambda d: len(d[1])),
         "stock": Contestant("stock", stock.dumps_typed, stock.loads_typed, lambda d: len(d[1])),
+        # The hardware anchor: cryptography's AES-GCM alone, a fresh nonce per call, in the same run.
+        "raw_aesgcm": Contestant("raw_aesgcm", raw_seal, raw_open, lambda d: len(d[1])),
     }
 
 
