@@ -30,11 +30,13 @@ import ormsgpack
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["FLOOD_KEYS", "check", "check_hash_collisions", "scan"]
+__all__ = ["FLOOD_KEYS", "SMALL_ROW", "check", "check_hash_collisions", "scan"]
 
 #: Maps with fewer array keys than this cannot cost much even if every key
 #: collides (~0.1 s at worst), so rows that cannot hold that many are not walked.
 FLOOD_KEYS = 2000
+#: Rows shorter than this cannot hold FLOOD_KEYS map keys or typed values.
+SMALL_ROW = 3 * FLOOD_KEYS
 
 
 def _classes() -> bytes:
@@ -115,7 +117,7 @@ def check(data: bytes, limits: Limits) -> None:
     """
     size = len(data)
     suspect_keys = False
-    if size >= 3 * FLOOD_KEYS or size > limits.max_containers:
+    if size >= SMALL_ROW or size > limits.max_containers:
         classes = data.translate(_CLASSES)
         if size > limits.max_containers and classes.count(b"C") + classes.count(b"A") > limits.max_containers:
             scan(data, limits)

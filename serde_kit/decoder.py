@@ -76,7 +76,7 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_local",
+        "_tracked", "_local",
     )  # fmt: skip
 
     def __init__(self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -96,10 +96,15 @@ class Decoder:
             (module, name) for module, name, _ in self._methods
         )
         self._local = threading.local()  # the current call's hash counts, per thread
+        # One msgspec decoder per ext nesting level; the tracked set also counts
+        # the hashes of the typed values it builds (rows large enough to flood).
         self._levels: list[msgspec.msgpack.Decoder] = []
-        self._levels.extend(
-            msgspec.msgpack.Decoder(ext_hook=self._hook(depth + 1)) for depth in range(limits.max_ext_depth + 1)
-        )
+        self._tracked: list[msgspec.msgpack.Decoder] = []
+        for levels, track in ((self._levels, False), (self._tracked, True)):
+            levels.extend(
+                msgspec.msgpack.Decoder(ext_hook=self._hook(levels, depth + 1, track))
+                for depth in range(limits.max_ext_depth + 1)
+            )
 
     @property
     def limits(self) -> Limits:
@@ -119,17 +124,25 @@ class Decoder:
                 fast = _rebuild(lambda payload: numpy.loads_large(payload, start, limits), data, "numpy", "ndarray")
                 if fast is not None:
                     return fast
-        _prescan.check(data, limits)
+        # Rows too small to hold a flood skip the prescan (but for a timestamp
+        # search) and the hash tracking of typed values: the per-call cost of
+        # small pending writes stays where it was.
+        small = size < _prescan.SMALL_ROW
+        if not small or b"\xff" in data:
+            _prescan.check(data, limits)
         if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT:
-            return _stack.on_big_stack(self._decode, data)
-        return self._decode(data)
+            return _stack.on_big_stack(self._decode, data, small)
+        return self._decode(data, small)
 
-    def _decode(self, data: bytes) -> Any:
-        local = self._local
-        outer = getattr(local, "hashes", None)
-        local.hashes = {}
+    def _decode(self, data: bytes, small: bool) -> Any:
+        if small:
+            levels, local, outer = self._levels, None, None
+        else:
+            levels, local = self._tracked, self._local
+            outer = getattr(local, "hashes", None)
+            local.hashes = {}
         try:
-            return self._levels[0].decode(data)
+            return levels[0].decode(data)
         except msgspec.DecodeError as exc:
             raise MalformedDataError(f"not valid msgpack data: {shown(exc)}") from None
         except RecursionError:
@@ -144,7 +157,8 @@ class Decoder:
                 limit="max_containers",
             ) from None
         finally:
-            local.hashes = outer
+            if local is not None:
+                local.hashes = outer
 
     def _track_hash(self, value: Any) -> None:
         """Count typed values of this row that share a hash value but differ.
@@ -172,8 +186,8 @@ class Decoder:
             if entry[1] > self._limits.max_hash_collisions:
                 raise self._limits.refuse("max_hash_collisions", "typed values of the row sharing one hash value", entry[1])
 
-    def _hook(self, depth: int) -> Callable[[int, memoryview], Any]:
-        """The ext hook of the level decoder whose exts sit ``depth`` levels deep."""
+    def _hook(self, level: list[msgspec.msgpack.Decoder], depth: int, track: bool) -> Callable[[int, memoryview], Any]:
+        """The ext hook of the level decoder whose exts sit ``depth`` levels deep in ``level``."""
         if depth > self._limits.max_ext_depth:
             limits = self._limits
 
@@ -181,7 +195,6 @@ class Decoder:
                 raise limits.refuse("max_ext_depth", "typed values nested in one another", depth)
 
             return too_deep
-        level = self._levels  # filled in by __init__ before any decoding
         cache = self._cache
 
         def hook(code: int, data: memoryview) -> Any:
@@ -218,7 +231,7 @@ class Decoder:
                                 pass  # the slow path below gives the full error
                 if value is _MISSING:
                     value = self._construct(code, payload)
-            if type(value).__hash__ is not None and type(value) not in _KEYED_HASH_TYPES:
+            if track and type(value).__hash__ is not None and type(value) not in _KEYED_HASH_TYPES:
                 self._track_hash(value)
             return value
 
