@@ -62,6 +62,7 @@ _DEFAULT_ENTRIES: frozenset[tuple[str, str]] = frozenset(
         ("decimal", "Decimal"),
         ("fractions", "Fraction"),
         ("builtins", "set"),
+        ("builtins", "str"),
         ("builtins", "frozenset"),
         ("builtins", "tuple"),
         ("builtins", "dict"),
