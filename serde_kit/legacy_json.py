@@ -16,6 +16,7 @@ from typing import Any
 
 from .errors import BlockedTypeError, DecodeError, MalformedDataError, RebuildError, SerdeError
 from .decoder import _Blocked, _import
+from .ext import pydantic, user
 
 
 def loads_json(data: bytes, decoder: Any) -> Any:
@@ -54,8 +55,14 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
     if not isinstance(args, list) or not isinstance(kwargs, dict):
         raise MalformedDataError(f"lc:2 envelope for {module}.{name} has malformed args/kwargs")
     method = value.get("method")
-    if isinstance(method, list):  # the old writer's [None, "construct"] meant "the constructor"
+    # The old writer's [None, "model_construct"] meant "the constructor, else construct
+    # without validation" (what the old reader did for a model that no longer validates).
+    unvalidated = isinstance(method, list) and method[1:2] in (["model_construct"], ["construct"])
+    if isinstance(method, list):
         method = method[0] if method else None
+    builtin = _JSON_METHODS.get((module, name, method)) if isinstance(method, str) else None
+    if builtin is not None:
+        return _fromhex(builtin, args, module, name)
     if method is not None:
         rebuild = decoder.rebuilder(3, module, name, method)
         env = [module, name, args[0] if args else None, method]
@@ -69,7 +76,13 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
     try:
         if method is not None:
             return rebuild(env)
-        return _import(module, name)(*args, **kwargs)
+        cls = user.parametrized(_import(module, user.origin_name(name)), name)
+        try:
+            return cls(*args, **kwargs)
+        except Exception as exc:
+            if not (unvalidated and not args and pydantic.is_model(cls)):
+                raise
+            return pydantic.construct_unvalidated(cls, kwargs, exc)
     except SerdeError:
         raise
     except Exception as exc:
@@ -78,6 +91,24 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
             module=module,
             name=name,
         ) from exc
+
+
+#: Methods the old json writer used for builtin values (bytes and bytearray as
+#: ``{"id": ["builtins", "bytes"], "method": "fromhex", "args": [hex]}``): plain
+#: data, built here from a fixed table rather than through the allowlist.
+_JSON_METHODS: dict[tuple[str, str, str], type] = {
+    ("builtins", "bytes", "fromhex"): bytes,
+    ("builtins", "bytearray", "fromhex"): bytearray,
+}
+
+
+def _fromhex(cls: type, args: list, module: str, name: str) -> Any:
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise MalformedDataError(f"legacy json {module}.{name}.fromhex needs one hex string argument")
+    try:
+        return cls.fromhex(args[0])  # type: ignore[attr-defined]
+    except ValueError as exc:
+        raise MalformedDataError(f"legacy json {module}.{name}.fromhex: {exc}") from None
 
 
 _REVIVERS: list[Any] = []

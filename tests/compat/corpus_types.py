@@ -61,6 +61,10 @@ class Box(pydantic.BaseModel, Generic[T]):
     item: T
 
 
+#: The application names this parametrization in its schema, so it exists when rows are read.
+IntBox = Box[int]
+
+
 class LegacyUser(pydantic.v1.BaseModel):
     name: str
     score: float
