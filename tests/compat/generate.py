@@ -176,6 +176,7 @@ def _graph_run(out: Path) -> None:
         pass
     history = {tid: _history(saver, tid) for tid in ("t1", "t2")}
     conn.commit()
+    conn.execute("PRAGMA journal_mode=DELETE")  # one self-contained file to commit
     conn.execute("VACUUM")
     conn.close()
     (out / "graph.json").write_text(json.dumps({"release": _version("langgraph-checkpoint"), "threads": history}, indent=1) + "\n")
