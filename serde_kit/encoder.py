@@ -251,8 +251,9 @@ def _describe_engine_error(exc: BaseException) -> str:
     text = str(exc)
     if "surrogates" in text or "utf-8" in text.lower():
         return (
-            "a string holds lone surrogates (invalid UTF-8), which msgpack cannot store "
-            "faithfully; encode it with errors='surrogateescape' into bytes first"
+            "a string in a dict key holds lone surrogates (invalid UTF-8), which no msgpack "
+            "map key can hold in a form the stock reader reads back; store that part as "
+            "bytes: text.encode('utf-8', 'surrogatepass')"
         )
     if "Recursion" in text or isinstance(exc, RecursionError):
         return "value nests too deeply or contains a reference cycle"

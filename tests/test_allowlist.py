@@ -242,6 +242,11 @@ def test_the_fixes_other_refusals_suggest_work():
         Serializer().dumps_typed({key: 1})
     back = Serializer().loads_typed(Serializer().dumps_typed({key.encode("utf-8", "surrogatepass"): 1}))
     assert [k.decode("utf-8", "surrogatepass") for k in back] == [key]
+    # ... and inside a tuple key: "store that part as bytes: text.encode('utf-8', 'surrogatepass')"
+    with pytest.raises(EncodeError, match=r"text.encode\('utf-8', 'surrogatepass'\)"):
+        Serializer().dumps_typed({(key, 1): 1})
+    fixed = {(key.encode("utf-8", "surrogatepass"), 1): 1}
+    assert Serializer().loads_typed(Serializer().dumps_typed(fixed)) == fixed
     # a ZoneInfo built from a file: "use ZoneInfo(key)"
     import zoneinfo
 
