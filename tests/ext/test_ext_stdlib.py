@@ -267,8 +267,9 @@ def test_sub_second_offsets_are_kept_for_datetime_and_time(offset):
         assert back == value and back.utcoffset() == value.utcoffset()
         assert back.tzinfo.tzname(None) == value.tzinfo.tzname(None)
         # What serde_kit writes, the stock reader builds exactly too (it does not for its own bytes).
-        stock = JsonPlusSerializer(allowed_msgpack_modules=True).loads_typed(serde.dumps_typed(value))
-        assert stock == value and stock.utcoffset() == value.utcoffset()
+        for mode in (True, None):  # permissive, strict
+            stock = JsonPlusSerializer(allowed_msgpack_modules=mode).loads_typed(serde.dumps_typed(value))
+            assert stock == value and stock.utcoffset() == value.utcoffset()
 
 
 @pytest.mark.parametrize("offset", _SUBSECOND_OFFSETS, ids=str)
