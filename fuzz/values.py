@@ -199,7 +199,8 @@ LEAVES: list[Callable[[Any], Any]] = [
     _path,
     lambda f: re.compile(re.escape(_text(f)), f.PickValueInList(_FLAGS)),
     lambda f: re.compile(re.escape(f.ConsumeBytes(8)), f.PickValueInList(_FLAGS)),
-    lambda f: f.PickValueInList(_EXC)(*[_text(f) for _ in range(f.ConsumeIntInRange(0, 2))]),
+    # An exception is stored as its repr and reads back as that string (as stock; issue 9).
+    lambda f: repr(f.PickValueInList(_EXC)(*[_text(f) for _ in range(f.ConsumeIntInRange(0, 2))])),
     lambda f: f.PickValueInList(_ENUMS),
     _ndarray,
     _np_scalar,

@@ -62,6 +62,7 @@ _DEFAULT_ENTRIES: frozenset[tuple[str, str]] = frozenset(
         ("decimal", "Decimal"),
         ("fractions", "Fraction"),
         ("builtins", "set"),
+        ("builtins", "str"),
         ("builtins", "frozenset"),
         ("builtins", "tuple"),
         ("builtins", "dict"),
@@ -80,6 +81,8 @@ _DEFAULT_ENTRIES: frozenset[tuple[str, str]] = frozenset(
         ("re", "compile"),
         ("pydantic.types", "SecretStr"),
         ("pydantic.types", "SecretBytes"),
+        ("pydantic.v1.types", "SecretStr"),
+        ("pydantic.v1.types", "SecretBytes"),
         ("langchain_core.messages.base", "BaseMessage"),
         ("langchain_core.messages.base", "BaseMessageChunk"),
         ("langchain_core.messages.human", "HumanMessage"),
@@ -104,6 +107,7 @@ _DEFAULT_ENTRIES: frozenset[tuple[str, str]] = frozenset(
         ("langgraph.types", "PregelTask"),
         ("langgraph.types", "Overwrite"),
         ("langgraph.store.base", "Item"),
+        ("langgraph.store.base", "SearchItem"),
         ("langgraph.store.base", "GetOp"),
     }
     | {(module, name) for module in ("pathlib", "pathlib._local") for name in _PATH_NAMES}
@@ -113,8 +117,32 @@ _DEFAULT_ENTRIES: frozenset[tuple[str, str]] = frozenset(
 
 
 def type_key(cls: type) -> tuple[str, str]:
-    """The ``(module, qualname)`` pair serde_kit writes for ``cls``."""
+    """The ``(module, qualname)`` pair serde_kit writes for ``cls``.
+
+    Passing this pair (rather than the class) to ``allow=`` allows just that
+    class, not the types its fields declare.
+    """
+    cls = generic_origin(cls)
     return cls.__module__, cls.__qualname__
+
+
+def generic_origin(cls: type) -> type:
+    """The unparametrized class of a parametrized generic pydantic model
+    (``Box`` for ``Box[int]``), else ``cls``."""
+    meta = cls.__dict__.get("__pydantic_generic_metadata__")
+    origin = meta.get("origin") if isinstance(meta, dict) else None
+    while isinstance(origin, type):
+        cls = origin
+        meta = cls.__dict__.get("__pydantic_generic_metadata__")
+        origin = meta.get("origin") if isinstance(meta, dict) else None
+    return cls
+
+
+def origin_name(name: str) -> str:
+    """``"Box"`` for a stored generic model name such as ``"Box[int]"``: the stock
+    writer stores ``__name__``, which names a class no module has."""
+    cut = name.find("[")
+    return name[:cut] if cut > 0 and name.endswith("]") else name
 
 
 def _parse_entry(entry: Any) -> tuple[str, str]:
@@ -145,12 +173,24 @@ class Allowlist:
 
     ``Allowlist(entries)`` holds the curated safe defaults plus ``entries``;
     pass ``defaults=False`` to start empty. Combine with ``|``.
+
+    A class entry also allows the models, dataclasses, namedtuples and enums its
+    fields declare (the :meth:`from_schema` walk), so ``allow=[MyState]`` reads
+    back everything a ``MyState`` holds. To allow just the class, pass its
+    ``(module, qualname)`` pair (:func:`type_key`) or a ``"module:QualName"`` string.
     """
 
     __slots__ = ("_entries", "_everything")
 
     def __init__(self, entries: Iterable[AllowEntry] = (), *, defaults: bool = True) -> None:
-        parsed = {_parse_entry(entry) for entry in entries}
+        parsed: set[tuple[str, str]] = set()
+        found: set[type] = set()
+        visited: set[Any] = set()
+        for entry in entries:
+            parsed.add(_parse_entry(entry))
+            if isinstance(entry, type):
+                _walk_schema(entry, found, visited)
+        parsed.update(type_key(cls) for cls in found)
         self._entries: frozenset[tuple[str, str]] = frozenset(
             parsed | _DEFAULT_ENTRIES if defaults else parsed
         )
@@ -207,7 +247,7 @@ class Allowlist:
         visited: set[Any] = set()
         for schema in schemas:
             _walk_schema(schema, found, visited)
-        return cls(found, defaults=defaults)
+        return cls([type_key(tp) for tp in found], defaults=defaults)
 
     @classmethod
     def from_graph(cls, graph: Any, *, defaults: bool = True) -> Allowlist:
@@ -221,8 +261,13 @@ class Allowlist:
         return cls.from_schema(*schemas, defaults=defaults)
 
     def allows(self, module: str, name: str) -> bool:
-        """Whether ``(module, name)`` may be imported and constructed."""
-        return self._everything or (module, name) in self._entries
+        """Whether ``(module, name)`` may be imported and constructed.
+
+        A generic model's stored name (``"Box[int]"``) is allowed with its class (``Box``).
+        """
+        if self._everything or (module, name) in self._entries:
+            return True
+        return name[-1:] == "]" and (module, origin_name(name)) in self._entries
 
     def __contains__(self, entry: object) -> bool:
         try:

@@ -247,6 +247,8 @@ class Decoder:
         found = self._cache.get(key)
         if found is not None:
             return found
+        if code == codes.METHOD_SINGLE_ARG and (module, name, method or "") not in stdlib.METHODS:
+            return _Blocked(_blocked_error(code, module, name, method))  # allowing would not help
         if not self._allowlist.allows(module, name):
             return _Blocked(_blocked_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG:
@@ -265,7 +267,7 @@ class Decoder:
                 name=name,
             )
         else:
-            cls = _import(module, name)
+            cls = user.parametrized(_import(module, user.origin_name(name)), name)  # "Box[int]"
             try:
                 if code == codes.PYDANTIC_V2:
                     found = pydantic.v2_rebuilder(cls)
@@ -328,7 +330,9 @@ class Decoder:
     def _construct(self, code: int, env: Any) -> Any:
         length = _ENVELOPE_LENGTH[code]
         if code == codes.METHOD_SINGLE_ARG and type(env) is list and len(env) == 5:
-            length = 5  # builtin exception: [module, name, repr, "from_args", args]
+            length = 5  # [module, name, text, "from_args", args]: old exception rows, surrogates
+        elif code == codes.PYDANTIC_V2 and type(env) is list and len(env) == 3:
+            length = 3  # older stock rows: [module, name, fields] without the method
         if (
             type(env) is not list
             or len(env) != length
@@ -394,11 +398,11 @@ def _blocked_error(code: int, module: str, name: str, method: str | None = None)
             module=module,
             name=name,
         )
-    short = shown(name.split(".")[0])
+    short = shown(user.origin_name(name).split(".")[0])
     return BlockedTypeError(
         f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
         "it is not in the allowlist. If you trust this type, allow it with "
-        f"Serializer(allow=[{short}]) after `from {module_shown} import {short}`, "
+        f"Serializer(allow=[{name_shown}]) after `from {module_shown} import {short}`, "
         f"or Serializer(allow=[({module_shown!r}, {name_shown!r})]), or SERDE_KIT_ALLOW={module_shown}:{name_shown}",
         module=module,
         name=name,

@@ -25,6 +25,7 @@ MAX_EXT_DEPTH = 64
 OPTIONS = codes.PACK_OPTIONS
 OPTIONS_NON_STR_KEYS = OPTIONS | ormsgpack.OPT_NON_STR_KEYS
 _KEY_ERROR = "Dict key must be str"
+_SURROGATES_ERROR = "surrogates"
 _I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
 
 _RESOLVERS: tuple[Callable[[type], EncodeFn | None], ...] = (
@@ -91,6 +92,8 @@ class Encoder:
                     encode = self._check_allowed(cls, encode)
                     break
         if encode is None:
+            encode = _builtin_value(cls)
+        if encode is None:
             encode = _refuse(
                 f"cannot store a {cls.__module__}.{cls.__qualname__}: serde_kit has no faithful "
                 "encoding for it (supported: JSON-like values, tuples, sets, stdlib value types, "
@@ -109,7 +112,7 @@ class Encoder:
             return encode
         return _refuse(
             f"{module}.{name} is not in this serializer's allowlist, so a stored value could "
-            f"not be read back. Allow it: Serializer(allow=[{name.split('.')[0]}]) or "
+            f"not be read back. Allow it: Serializer(allow=[{name}]) or "
             f"Serializer(allow=[({module!r}, {name!r})]) or SERDE_KIT_ALLOW={module}:{name}"
         )
 
@@ -185,24 +188,72 @@ class _EncodeCall:
     def pack_level(self, value: Any, *, non_str_keys: bool = False) -> bytes:
         """Pack ``value``; dicts with non-str keys go through :func:`_with_faithful_keys`
         (pass ``non_str_keys=True`` for a value already transformed by it)."""
-        if non_str_keys:
-            return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS_NON_STR_KEYS)
         try:
-            return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS)
+            if non_str_keys:
+                return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS_NON_STR_KEYS)
+            try:
+                return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS)
+            except TypeError as exc:
+                if self.error is not None or _KEY_ERROR not in str(exc):
+                    raise
+            return ormsgpack.packb(
+                _with_faithful_keys(value, self), default=self.default_fn, option=OPTIONS_NON_STR_KEYS
+            )
+        except TypeError as exc:
+            if self.error is not None or _SURROGATES_ERROR not in str(exc):
+                raise
+        # A str with lone surrogates at this level (nested typed values pack their
+        # own payloads, so each level fixes its own strings): mark them and retry.
+        try:
+            marked = stdlib.without_lone_surrogates(value)
+        except EncodeError as exc:
+            self.error = exc
+            raise
+        if non_str_keys:
+            return ormsgpack.packb(marked, default=self.default_fn, option=OPTIONS_NON_STR_KEYS)
+        try:
+            return ormsgpack.packb(marked, default=self.default_fn, option=OPTIONS)
         except TypeError as exc:
             if self.error is not None or _KEY_ERROR not in str(exc):
                 raise
         return ormsgpack.packb(
-            _with_faithful_keys(value, self), default=self.default_fn, option=OPTIONS_NON_STR_KEYS
+            _with_faithful_keys(marked, self), default=self.default_fn, option=OPTIONS_NON_STR_KEYS
         )
+
+
+def _builtin_value(cls: type) -> EncodeFn | None:
+    """Writer for a subclass of a builtin that no family claims (langchain-core's
+    ``TextAccessor`` is a ``str``; ``defaultdict`` is a ``dict``): stored as the
+    builtin value, as the stock writer stores it, and read back as that builtin."""
+    if issubclass(cls, str):
+        return _as_str
+    for base in (bytes, int, float, list, tuple, set, frozenset):
+        if issubclass(cls, base):
+            return lambda obj, call, base=base: base(obj)
+    if issubclass(cls, dict):
+        return _as_dict
+    return None
+
+
+def _as_str(obj: str, call: Any) -> Any:
+    text = str.__str__(obj)
+    return stdlib.LoneSurrogates(text) if stdlib.has_lone_surrogates(text) else text
+
+
+def _as_dict(obj: dict, call: Any) -> Any:
+    plain = dict(obj)
+    if all(type(key) is str for key in plain):
+        return plain
+    return _with_faithful_keys(plain, call)  # non-str keys: as a plain dict would be
 
 
 def _describe_engine_error(exc: BaseException) -> str:
     text = str(exc)
     if "surrogates" in text or "utf-8" in text.lower():
         return (
-            "a string holds lone surrogates (invalid UTF-8), which msgpack cannot store "
-            "faithfully; encode it with errors='surrogateescape' into bytes first"
+            "a string in a dict key holds lone surrogates (invalid UTF-8), which no msgpack "
+            "map key can hold in a form the stock reader reads back; store that part as "
+            "bytes: text.encode('utf-8', 'surrogatepass')"
         )
     if "Recursion" in text or isinstance(exc, RecursionError):
         return "value nests too deeply or contains a reference cycle"

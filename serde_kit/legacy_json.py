@@ -17,7 +17,7 @@ from typing import Any
 from ._text import shown
 from .decoder import _Blocked, _import
 from .errors import BlockedTypeError, DecodeError, MalformedDataError, RebuildError, SerdeError
-from .ext import codes
+from .ext import codes, pydantic, user
 from .ext.langchain import check_partial_json
 
 
@@ -60,8 +60,14 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
     if not isinstance(args, list) or not isinstance(kwargs, dict):
         raise MalformedDataError(f"lc:2 envelope for {module}.{name} has malformed args/kwargs")
     method = value.get("method")
-    if isinstance(method, list):  # the old writer's [None, "construct"] meant "the constructor"
+    # The old writer's [None, "model_construct"] meant "the constructor, else construct
+    # without validation" (what the old reader did for a model that no longer validates).
+    unvalidated = isinstance(method, list) and method[1:2] in (["model_construct"], ["construct"])
+    if isinstance(method, list):
         method = method[0] if method else None
+    builtin = _JSON_METHODS.get((module, name, method)) if isinstance(method, str) else None
+    if builtin is not None:
+        return _fromhex(builtin, args, module, name)
     fixed = None if method is not None else _fixed_envelope(decoder, module, name, args, kwargs)
     if method is not None:
         rebuild = decoder.rebuilder(codes.METHOD_SINGLE_ARG, module, name, method)
@@ -79,11 +85,16 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
     try:
         if method is not None or fixed is not None:
             return rebuild(env)
-        cls = _import(module, name)
+        cls = user.parametrized(_import(module, user.origin_name(name)), name)
         check = decoder.guard(cls)
         if check is not None:
             check(kwargs)
-        return cls(*args, **kwargs)
+        try:
+            return cls(*args, **kwargs)
+        except Exception as exc:
+            if not (unvalidated and not args and pydantic.is_model(cls)):
+                raise
+            return pydantic.construct_unvalidated(cls, kwargs, exc)
     except SerdeError:
         raise
     except Exception as exc:
@@ -94,6 +105,15 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
         ) from exc
 
 
+#: Standard types the old json writer stored with positional args that serde_kit
+#: builds by keyword, and the reverse.
+_ARG_NAMES = {
+    ("datetime", "time"): ("hour", "minute", "second", "microsecond", "tzinfo", "fold"),
+    ("datetime", "datetime"): ("year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo", "fold"),
+}
+_KWARG_ORDER = {("langgraph.types", "Send"): ("node", "arg", "timeout")}
+
+
 def _fixed_envelope(decoder: Any, module: str, name: str, args: list, kwargs: dict) -> tuple[int, list] | None:
     """For a standard type, the ext envelope its fixed rebuilder takes; None for other types.
 
@@ -102,11 +122,37 @@ def _fixed_envelope(decoder: Any, module: str, name: str, args: list, kwargs: di
     """
     if not decoder.is_fixed(module, name):
         return None
+    names = _ARG_NAMES.get((module, name))
+    if names is not None and args and len(args) <= len(names):
+        # e.g. time(h, m, s, us, tzinfo=...): the keyword form serde_kit builds from.
+        kwargs, args = {**dict(zip(names, args)), **kwargs}, []
+    order = _KWARG_ORDER.get((module, name))
+    if order is not None and kwargs and not args and kwargs.keys() <= set(order):
+        # e.g. Send(node=..., arg=...): the positional form serde_kit builds from.
+        return codes.CONSTRUCTOR_POS_ARGS, [module, name, [kwargs[key] for key in order if key in kwargs]]
     if kwargs and not args:
         return codes.CONSTRUCTOR_KW_ARGS, [module, name, kwargs]
     if not kwargs and len(args) == 1 and decoder.is_fixed(module, name, codes.CONSTRUCTOR_SINGLE_ARG):
         return codes.CONSTRUCTOR_SINGLE_ARG, [module, name, args[0]]
     return codes.CONSTRUCTOR_POS_ARGS, [module, name, args]
+
+
+#: Methods the old json writer used for builtin values (bytes and bytearray as
+#: ``{"id": ["builtins", "bytes"], "method": "fromhex", "args": [hex]}``): plain
+#: data, built here from a fixed table rather than through the allowlist.
+_JSON_METHODS: dict[tuple[str, str, str], type] = {
+    ("builtins", "bytes", "fromhex"): bytes,
+    ("builtins", "bytearray", "fromhex"): bytearray,
+}
+
+
+def _fromhex(cls: type, args: list, module: str, name: str) -> Any:
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise MalformedDataError(f"legacy json {module}.{name}.fromhex needs one hex string argument")
+    try:
+        return cls.fromhex(args[0])  # type: ignore[attr-defined]
+    except ValueError as exc:
+        raise MalformedDataError(f"legacy json {module}.{name}.fromhex: {exc}") from None
 
 
 _REVIVERS: list[Any] = []

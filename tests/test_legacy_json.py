@@ -52,3 +52,57 @@ def test_lc1_non_message_classes_are_refused():
     data = row({"lc": 1, "type": "constructor", "id": ["langchain", "chat_models", "openai", "ChatOpenAI"], "kwargs": {}})
     with pytest.raises(BlockedTypeError, match="ChatOpenAI"):
         Serializer().loads_typed(data)
+
+
+# --- issue 9: rows written by JsonPlusSerializer.dumps of langgraph-checkpoint 1.0.x
+
+
+def _corpus_row(release: str, name: str) -> tuple[str, bytes]:
+    import base64
+
+    from tests.compat import corpus
+
+    found = next(r for r in corpus.rows(release) if r["name"] == name)
+    return found["tag"], base64.b64decode(found["data"])
+
+
+def test_bytes_and_bytearray_written_as_fromhex_are_read():
+    # The real 1.0.9 writer: {"lc": 2, "id": ["builtins", "bytes"], "method": "fromhex", "args": [hex]}
+    tag, data = _corpus_row("1.0.9", "bytes_nested")
+    assert tag == "json" and b'"fromhex"' in data
+    back = Serializer().loads_typed((tag, data))
+    assert back == {"blob": b"\x00\xffbin", "ba": bytearray(b"\x01\x02")}
+    assert type(back["blob"]) is bytes and type(back["ba"]) is bytearray
+
+
+def test_fromhex_with_a_malformed_argument_is_malformed_data():
+    for args in ([], ["zz"], [1], ["00", "11"]):
+        data = row({"lc": 2, "type": "constructor", "id": ["builtins", "bytes"], "method": "fromhex", "args": args})
+        with pytest.raises(MalformedDataError, match="fromhex"):
+            Serializer().loads_typed(data)
+
+
+def test_other_builtin_methods_stay_refused_with_advice_that_does_not_claim_allowing_helps():
+    data = row({"lc": 2, "type": "constructor", "id": ["builtins", "bytes"], "method": "maketrans", "args": ["a", "b"]})
+    with pytest.raises(BlockedTypeError, match="only .* may be called") as info:
+        Serializer(allow=[bytes]).loads_typed(data)
+    assert "allow=" not in str(info.value)
+
+
+def test_model_that_no_longer_validates_reads_like_the_old_reader():
+    # 1.0.x wrote pydantic models with method [None, "model_construct"]: the old
+    # reader built them with the constructor, else model_construct.
+    from tests.compat.corpus_types import Person
+
+    back = Serializer(allow=[Person]).loads_typed(_corpus_row("1.0.9", "pydantic_unvalidated"))
+    assert type(back) is Person and back.age == "not a number"
+    plain = row({"lc": 2, "type": "constructor", "id": ["tests", "compat", "corpus_types", "Person"], "kwargs": {"name": "a", "age": "x"}})
+    with pytest.raises(RebuildError):  # without the old writer's method marker: validated
+        Serializer(allow=[Person]).loads_typed(plain)
+
+
+def test_generic_model_json_rows_are_read():
+    from tests.compat.corpus_types import Box
+
+    back = Serializer(allow=[Box]).loads_typed(_corpus_row("1.0.9", "pydantic_generic"))
+    assert type(back) is Box[int] and back.item == 5

@@ -32,6 +32,11 @@ def test_blocked_types_come_back_raw_with_one_warning_per_type():
 
 
 def test_lenient_also_covers_types_that_fail_to_rebuild():
-    data = WRITER.dumps_typed(t.Inner.model_construct(n="x"))
+    # Fields that neither validate nor belong to the model (a model that merely does
+    # not validate reads back as stored, issue 9).
+    import ormsgpack
+
+    envelope = ["sample_types", "Inner", {"n": "x", "when": None, "bogus": 1}, "model_validate_json"]
+    data = ("msgpack", ormsgpack.packb(ormsgpack.Ext(5, ormsgpack.packb(envelope))))
     with pytest.warns(LenientDecodeWarning, match="could not be rebuilt"):
-        assert Serializer(allow=[t.Inner], lenient=True).loads_typed(data) == {"n": "x", "when": None}
+        assert Serializer(allow=[t.Inner], lenient=True).loads_typed(data) == {"n": "x", "when": None, "bogus": 1}

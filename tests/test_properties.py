@@ -57,7 +57,6 @@ LEAVES = {
     "ipaddress": S.ip_values,
     "path": S.paths,
     "pattern": S.patterns,
-    "exception": S.exceptions,
     "enum": S.enums,
     "ndarray": S.ndarrays,
     "numpy_scalar": S.np_scalars,
@@ -133,9 +132,28 @@ def test_numpy_layouts_come_back_writable(array: np.ndarray) -> None:
 
 
 @given(st.text(max_size=5), st.integers(0xD800, 0xDFFF), st.text(max_size=5))
-def test_lone_surrogates_raise_encode_error(before: str, code: int, after: str) -> None:
-    with pytest.raises(EncodeError):
-        SER.dumps_typed({"k": [before + chr(code) + after]})
+def test_lone_surrogates_in_values_round_trip_exactly(before: str, code: int, after: str) -> None:
+    value = {"k": [before + chr(code) + after, (chr(code),)]}
+    assert_same(value, SER.loads_typed(SER.dumps_typed(value)))
+
+
+@given(st.text(max_size=5), st.integers(0xD800, 0xDFFF))
+def test_stock_reads_our_lone_surrogates_as_it_reads_its_own(before: str, code: int) -> None:
+    value = {"k": [before + chr(code)]}
+    for stock in (STOCK_PERMISSIVE, STOCK_STRICT):
+        assert stock.loads_typed(SER.dumps_typed(value)) == stock.loads_typed(JsonPlusSerializer().dumps_typed(value))
+
+
+@given(st.text(max_size=5), st.integers(0xD800, 0xDFFF))
+def test_lone_surrogates_in_dict_keys_raise_encode_error(before: str, code: int) -> None:
+    with pytest.raises(EncodeError, match="surrogates"):
+        SER.dumps_typed({"k": {before + chr(code): 1}})
+
+
+@given(S.exceptions)
+def test_exceptions_read_back_as_their_repr_like_stock(exc: BaseException) -> None:
+    row = SER.dumps_typed({"error": exc})
+    assert SER.loads_typed(row) == {"error": repr(exc)} == STOCK_PERMISSIVE.loads_typed(row)
 
 
 class _NotSupported:

@@ -5,7 +5,7 @@ installed they come back as LangGraph's classes. Without langgraph, a delta
 snapshot comes back as serde_kit's :class:`DeltaSnapshot` stand-in and a
 ``Send`` cannot be rebuilt (there is nothing to send it to).
 Interrupt, Command and Overwrite are dataclasses and go through the generic
-writers; the store's ``Item`` (a slots class) is written by keyword, as stock.
+writers; the store's ``Item`` and ``SearchItem`` (slots classes) are written by keyword.
 """
 
 from __future__ import annotations
@@ -50,6 +50,19 @@ def _item(obj: Any, call: Any) -> Ext:
     return Ext(codes.CONSTRUCTOR_KW_ARGS, call.pack(["langgraph.store.base", "Item", fields]))
 
 
+def _search_item(obj: Any, call: Any) -> Ext:
+    # Every slot along the class chain (Item's fields, then SearchItem's score): the
+    # stock reader builds SearchItem(**fields) from it, and a strict one returns the
+    # same fields dict it returns for its own (ext 4) SearchItem rows.
+    fields = {
+        name: getattr(obj, name)
+        for klass in reversed(type(obj).__mro__)
+        for name in getattr(klass, "__slots__", ())
+        if name != "__weakref__"
+    }
+    return Ext(codes.CONSTRUCTOR_KW_ARGS, call.pack(["langgraph.store.base", "SearchItem", fields]))
+
+
 def resolve(cls: type) -> EncodeFn | None:
     if cls is DeltaSnapshot:
         return _delta
@@ -59,6 +72,8 @@ def resolve(cls: type) -> EncodeFn | None:
     store = sys.modules.get("langgraph.store.base")
     if store is not None and cls is getattr(store, "Item", None):
         return _item
+    if store is not None and cls is getattr(store, "SearchItem", None):
+        return _search_item
     lg_types = sys.modules.get("langgraph.types")
     if lg_types is not None and cls is getattr(lg_types, "Send", None):
         return _send

@@ -45,6 +45,7 @@ def _v1_model(cls: type) -> EncodeFn:
 
 
 def _secret(cls: type) -> EncodeFn:
+    # pydantic v2 and pydantic.v1 secrets alike: ext 0 ``[module, name, secret value]``.
     module, name = importable_key(cls)
     return lambda obj, call: Ext(
         codes.CONSTRUCTOR_SINGLE_ARG, call.pack([module, name, obj.get_secret_value()])
@@ -69,8 +70,11 @@ def resolve(cls: type) -> EncodeFn | None:
         if secret_bases and issubclass(cls, secret_bases):
             return _secret(cls)
     v1 = sys.modules.get("pydantic.v1")
-    if v1 is not None and issubclass(cls, v1.BaseModel):
-        return _v1_model(cls)
+    if v1 is not None:
+        if issubclass(cls, v1.BaseModel):
+            return _v1_model(cls)
+        if issubclass(cls, (v1.SecretStr, v1.SecretBytes)):
+            return _secret(cls)
     return None
 
 
@@ -92,6 +96,9 @@ def v2_rebuilder(cls: Any) -> RebuildFn:
     # model_validate would call that __init__ and validate twice.
     custom_init = cls.__init__ is not base_init
 
+    removed = _REMOVED_FIELDS.get((cls.__module__, cls.__qualname__), {})
+    validation_error = sys.modules["pydantic"].ValidationError
+
     def validate(fields: dict) -> Any:
         if by_name:
             return cls.model_validate(fields, by_name=True)
@@ -101,19 +108,89 @@ def v2_rebuilder(cls: Any) -> RebuildFn:
         fields = expect(env[2], dict, "model fields")
         if computed & fields.keys():
             fields = {k: v for k, v in fields.items() if k not in computed}
+        if removed and removed.keys() & fields.keys():
+            fields = _without_old_defaults(fields, removed)
         if custom_init:
             try:
                 return cls(**fields)
             except Exception:  # e.g. fields stored by name behind aliases, non-str keys
                 pass
-        return validate(fields)
+        try:
+            return validate(fields)
+        except validation_error as exc:
+            return _construct_unvalidated(cls, fields, exc)
 
     return rebuild
 
 
+#: Fields langchain-core has since removed, with the default they always held
+#: then: rows written with langchain-core 0.3 carry ``example=False`` on every
+#: human and AI message. Dropped only when they hold that default, so the
+#: message equals the same message built today; any other value is kept (as extra).
+_REMOVED_FIELDS: dict[tuple[str, str], dict[str, Any]] = {
+    (module, name): {"example": False}
+    for module, names in (
+        ("langchain_core.messages.human", ("HumanMessage", "HumanMessageChunk")),
+        ("langchain_core.messages.ai", ("AIMessage", "AIMessageChunk")),
+    )
+    for name in names
+}
+
+
+def _without_old_defaults(fields: dict, removed: dict[str, Any]) -> dict:
+    return {
+        key: value
+        for key, value in fields.items()
+        if not (key in removed and type(value) is type(removed[key]) and value == removed[key])
+    }
+
+
+def is_model(cls: Any) -> bool:
+    """Whether ``cls`` is a pydantic (v2 or v1) model class."""
+    v1 = sys.modules.get("pydantic.v1")
+    return is_v2_model(cls) or (v1 is not None and isinstance(cls, type) and issubclass(cls, v1.BaseModel))
+
+
+def construct_unvalidated(cls: Any, fields: dict, error: Exception) -> Any:
+    """:func:`_construct_unvalidated` for v2 models, ``construct`` for pydantic.v1 ones."""
+    if is_v2_model(cls):
+        return _construct_unvalidated(cls, fields, error)
+    if not all(isinstance(key, str) for key in fields) or not fields.keys() <= cls.__fields__.keys():
+        raise error
+    return cls.construct(**fields)
+
+
+def _construct_unvalidated(cls: Any, fields: dict, error: Exception) -> Any:
+    """A model whose stored fields do not validate: it was stored that way (built with
+    ``model_construct`` or mutated without ``validate_assignment``), and the stock
+    reader builds it with ``model_construct`` too. Only the model's own fields (and
+    extra ones when it allows extra) are set; anything else re-raises the error."""
+    if not all(isinstance(key, str) for key in fields):
+        raise error
+    known = cls.model_fields
+    allows_extra = (getattr(cls, "model_config", None) or {}).get("extra") == "allow"
+    if not allows_extra and not fields.keys() <= known.keys():
+        raise error
+    return cls.model_construct(**fields)
+
+
 def v1_rebuilder(cls: Any) -> RebuildFn:
     """``cls(**fields)``. The stock writer also uses ext 4 for any object with a
-    ``.dict()`` method (langgraph's store ``Item``), so this is not limited to pydantic."""
+    ``.dict()`` method (langgraph's store ``Item``), so this is not limited to pydantic.
+    A pydantic.v1 model whose stored fields do not validate is built with
+    ``construct`` (as stored, as the stock reader does)."""
     if not callable(cls):
         raise TypeError(f"{cls!r} cannot be called")
-    return lambda env: cls(**expect(env[2], dict, "fields"))
+    v1 = sys.modules.get("pydantic.v1")
+    is_v1 = v1 is not None and isinstance(cls, type) and issubclass(cls, v1.BaseModel)
+
+    def rebuild(env: list) -> Any:
+        fields = expect(env[2], dict, "fields")
+        if not is_v1:
+            return cls(**fields)
+        try:
+            return cls(**fields)
+        except v1.ValidationError as exc:
+            return construct_unvalidated(cls, fields, exc)
+
+    return rebuild

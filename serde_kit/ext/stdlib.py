@@ -190,11 +190,15 @@ def _ints(args: Any, count: int) -> list:
 
 
 def _iso_is_exact(tz: Any, fold: int) -> bool:
-    # isoformat() keeps the offset but not a ZoneInfo key, a timezone name or fold.
+    # isoformat() keeps the offset but not a ZoneInfo key, a timezone name or fold,
+    # and fromisoformat() (Python 3.11) reads a sub-second offset such as
+    # "+00:00:00.000007" back as UTC: those go in the keyword form.
     if fold:
         return False
     return tz is None or tz is timezone.utc or (
-        type(tz) is timezone and len(tz.__getinitargs__()) == 1  # type: ignore[attr-defined]
+        type(tz) is timezone
+        and len(tz.__getinitargs__()) == 1  # type: ignore[attr-defined]
+        and not tz.utcoffset(None).microseconds  # type: ignore[union-attr]
     )
 
 
@@ -299,8 +303,25 @@ def _zone(env: list) -> zoneinfo.ZoneInfo:
         raise ValueError(f"unknown time zone {key!r}: install tzdata or fix the data") from exc
 
 
+_SUBSECOND_OFFSET = re.compile(r"([+-])(\d{2}):(\d{2}):(\d{2})\.(\d{6})$")
+
+
 def _fromisoformat(cls: type) -> RebuildFn:
-    return lambda env: cls.fromisoformat(expect(env[2], str, "ISO text"))  # type: ignore[attr-defined]
+    def rebuild(env: list) -> Any:
+        text = expect(env[2], str, "ISO text")
+        value = cls.fromisoformat(text)  # type: ignore[attr-defined]
+        if cls is date or value.tzinfo is None or "." not in text[-7:]:
+            return value
+        # The stock writer stores a sub-second offset ("+00:00:00.000007") exactly,
+        # but fromisoformat() may read it as UTC: take the offset from the text.
+        match = _SUBSECOND_OFFSET.search(text)
+        if match is None:
+            return value
+        sign, hours, minutes, seconds, micros = match.groups()
+        offset = timedelta(hours=int(hours), minutes=int(minutes), seconds=int(seconds), microseconds=int(micros))
+        return value.replace(tzinfo=timezone(-offset if sign == "-" else offset))
+
+    return rebuild
 
 
 REBUILDERS.update(
@@ -393,7 +414,7 @@ for _module in ("pathlib", "pathlib._local"):
 REBUILDERS[(codes.CONSTRUCTOR_POS_ARGS, "re", "compile")] = _rebuild_pattern
 
 
-# --- builtin exceptions -----------------------------------------------------
+# --- exceptions -------------------------------------------------------------
 
 BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
     name: obj
@@ -402,30 +423,98 @@ BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
 }
 
 
-def _exception(obj: BaseException, call: Any) -> Ext:
-    # Ext 3 with the repr as its argument: both stock readers refuse the method and
-    # return the repr string, which is exactly what the stock writer stores for an
-    # exception. serde_kit reads the fifth element, the args, and rebuilds it.
-    return Ext(
-        codes.METHOD_SINGLE_ARG,
-        call.pack(["builtins", type(obj).__name__, repr(obj), EXCEPTION_METHOD, list(obj.args)]),
-    )
-
-
 def _exception_repr(obj: BaseException, call: Any) -> Any:
-    # LangGraph stores a failing node's exception as a pending write; refusing it
-    # would mask the user's error. Like the stock writer, keep its repr.
+    # LangGraph stores a failing node's exception as a pending write and, after a
+    # reload, hands out the stored value as ``StateSnapshot.tasks[i].error``, which
+    # its runtime and users treat as a string ("boom" in task.error). The stock
+    # writer stores repr(exc); so does serde_kit, so both readers give that string
+    # back and no stored bytes can make a reader build an exception object.
     return repr(obj)
 
 
-#: ext 3 "method" marking serde_kit's exception envelope ``[.., repr, method, args]``.
+def _exception_from_repr(env: list) -> str:
+    # Rows written by earlier serde_kit versions: ext 3 ``[.., repr, "from_args", args]``.
+    # Read as every stock reader reads them: the repr string.
+    return expect(env[2], str, "exception repr")
+
+
+#: ext 3 "method" of earlier serde_kit exception rows ``[module, name, repr, method, args]``.
 EXCEPTION_METHOD = "from_args"
 
-for _name, _cls in BUILTIN_EXCEPTIONS.items():
-    ENCODERS[_cls] = _exception
-    METHODS[("builtins", _name, EXCEPTION_METHOD)] = (
-        lambda env, cls=_cls: cls(*expect(env[4], list, "exception args"))
+for _name in BUILTIN_EXCEPTIONS:
+    METHODS[("builtins", _name, EXCEPTION_METHOD)] = _exception_from_repr
+
+
+# --- strings with lone surrogates -------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogates(text: str) -> bool:
+    """Whether ``text`` cannot be encoded as UTF-8 (``"\\ud800"``, surrogateescape output)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class LoneSurrogates:
+    """Marks a str with lone surrogates for the encoder (msgpack strings are UTF-8)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _lone_surrogates(obj: LoneSurrogates, call: Any) -> Ext:
+    # ext 3 ["builtins", "str", text with "?" for each surrogate, "from_args",
+    # [UTF-8 bytes with surrogatepass]]: every stock reader refuses the method and
+    # returns the third element, which is exactly what the stock writer stores
+    # (OPT_REPLACE_SURROGATES writes "?"); serde_kit rebuilds the exact text.
+    text = obj.text
+    return Ext(
+        codes.METHOD_SINGLE_ARG,
+        call.pack(
+            ["builtins", "str", _SURROGATE.sub("?", text), EXCEPTION_METHOD, [text.encode("utf-8", "surrogatepass")]]
+        ),
     )
+
+
+def _str_from_surrogatepass(env: list) -> str:
+    args = expect(env[4], list, "str args")
+    if len(args) != 1 or type(args[0]) is not bytes:
+        raise TypeError("str payload must be [UTF-8 bytes]")
+    return args[0].decode("utf-8", "surrogatepass")
+
+
+ENCODERS[LoneSurrogates] = _lone_surrogates
+METHODS[("builtins", "str", EXCEPTION_METHOD)] = _str_from_surrogatepass
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """Copy of the plain containers in ``value`` with every str (value or key) that
+    holds lone surrogates replaced by a :class:`LoneSurrogates` marker."""
+    cls = type(value)
+    if cls is str:
+        return LoneSurrogates(value) if has_lone_surrogates(value) else value
+    if cls is list:
+        return [without_lone_surrogates(item) for item in value]
+    if cls is dict:
+        for key in value:
+            if type(key) is str and has_lone_surrogates(key):
+                # A marked key would need the key-preserving ext form, which a strict
+                # stock reader returns as a list of pairs instead of a dict.
+                raise EncodeError(
+                    f"dict key {key!r} holds lone surrogates (invalid UTF-8), which no msgpack "
+                    "map key can hold in a form the stock reader reads back as a dict; "
+                    "store the key as bytes instead: key.encode('utf-8', 'surrogatepass')"
+                )
+        return {k: without_lone_surrogates(v) for k, v in value.items()}
+    return value  # other objects reach ``default`` and pack their own payloads
 
 
 def resolve(cls: type) -> EncodeFn | None:
@@ -518,22 +607,17 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
 
 
 def limited_methods(limits: Limits) -> dict[tuple[str, str, str], RebuildFn]:
-    """:data:`METHODS` with the parsed text bounded by ``limits``."""
+    """:data:`METHODS`, with the text the ISO parsers take bounded by ``limits``."""
 
-    def iso(cls: Any) -> RebuildFn:
+    def bounded(parse: RebuildFn) -> RebuildFn:
         def rebuild(env: list) -> Any:
             value = expect(env[2], str, "ISO text")
             limits.check("max_text_length", "length of the stored ISO text", len(value))
-            return cls.fromisoformat(value)
+            return parse(env)
 
         return rebuild
 
     found = dict(METHODS)
-    found.update(
-        {
-            ("datetime", "datetime", "fromisoformat"): iso(datetime),
-            ("datetime", "date", "fromisoformat"): iso(date),
-            ("datetime", "time", "fromisoformat"): iso(time),
-        }
-    )
+    for key in (("datetime", "datetime", "fromisoformat"), ("datetime", "date", "fromisoformat"), ("datetime", "time", "fromisoformat")):
+        found[key] = bounded(METHODS[key])
     return found

@@ -14,6 +14,7 @@ from datetime import date, datetime, time, timedelta, timezone
 
 import ormsgpack
 import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit import Serializer
 from serde_kit.ext import codes
@@ -123,11 +124,24 @@ def test_zoneinfo_datetime_keeps_key_in_keyword_form():
     assert (module, name, kwargs["fold"]) == ("datetime", "datetime", 0)
 
 
-def test_builtin_exception_round_trips_by_type_and_args():
+def test_builtin_exception_is_stored_and_read_as_its_repr_like_stock():
+    # LangGraph hands a stored error back as StateSnapshot.tasks[i].error and its
+    # runtime and users treat it as a string; no stored row yields an exception object.
     serde = Serializer()
-    for exc in (ValueError("bad", 3), KeyError("k"), OSError(2, "missing"), StopIteration(7)):
-        back = serde.loads(serde.dumps(exc))
-        assert type(back) is type(exc) and back.args == exc.args
+    stock = JsonPlusSerializer(allowed_msgpack_modules=True)
+    for exc in (ValueError("bad", 3), KeyError("k"), OSError(2, "missing"), SystemExit(1), KeyboardInterrupt()):
+        row = serde.dumps_typed({"error": exc})
+        assert serde.loads_typed(row) == {"error": repr(exc)}
+        assert row == stock.dumps_typed({"error": exc})
+
+
+def test_exception_rows_of_earlier_serde_kit_read_as_the_repr():
+    # serde_kit 0.1.0 wrote ext 3 [module, name, repr, "from_args", args]; stock read
+    # the repr, and so does serde_kit now (even for SystemExit).
+    for name, text, args in (("ValueError", "ValueError('bad', 3)", ["bad", 3]), ("SystemExit", "SystemExit(1)", [1])):
+        data = ormsgpack.packb(ormsgpack.Ext(3, ormsgpack.packb(["builtins", name, text, "from_args", args])))
+        assert Serializer().loads(data) == text
+        assert JsonPlusSerializer(allowed_msgpack_modules=None).loads_typed(("msgpack", data)) == text
 
 
 def test_user_exception_is_stored_as_its_repr_like_the_stock_writer():
@@ -156,3 +170,144 @@ def test_tuples_of_typed_values_keep_every_item_type():
     serde = Serializer()
     value = (datetime(2020, 1, 1), uuid.UUID(int=1), 2**70, (1,), {1: "a"}, decimal.Decimal("1"), "s", 1.5, None)
     _same(serde.loads(serde.dumps(value)), value)
+
+
+# --- issue 9: subclasses of builtins, sub-second offsets, lone surrogates ----
+
+
+class _Label(str):
+    pass
+
+
+class _Count(int):
+    pass
+
+
+class _Ratio(float):
+    pass
+
+
+class _Blob(bytes):
+    pass
+
+
+class _Items(list):
+    pass
+
+
+class _Pair(tuple):
+    pass
+
+
+class _Tags(set):
+    pass
+
+
+def test_langchain_text_accessor_is_stored_as_a_str_like_stock():
+    from langchain_core.messages import AIMessage
+
+    text = AIMessage(content="a summary").text
+    assert type(text) is not str and isinstance(text, str)  # the case from the issue
+    row = Serializer().dumps_typed({"summary": text})
+    assert row == JsonPlusSerializer().dumps_typed({"summary": "a summary"})
+    back = Serializer().loads_typed(row)
+    assert back == {"summary": "a summary"} and type(back["summary"]) is str
+
+
+@pytest.mark.parametrize(
+    "value, plain",
+    [
+        (_Label("x"), "x"),
+        (_Count(5), 5),
+        (_Count(2**70), 2**70),
+        (_Ratio(1.5), 1.5),
+        (_Blob(b"\x00b"), b"\x00b"),
+        (_Items([1, (2,)]), [1, (2,)]),
+        (_Pair((1, 2)), (1, 2)),
+        (_Tags({3}), {3}),
+        (collections.defaultdict(list, {"a": [1]}), {"a": [1]}),
+        (collections.defaultdict(list, {1: [2], (3, 4): [5]}), {1: [2], (3, 4): [5]}),
+    ],
+    ids=lambda v: type(v).__name__,
+)
+def test_subclasses_of_builtins_are_stored_as_the_builtin_value(value, plain):
+    serde = Serializer()
+    back = serde.loads(serde.dumps({"v": value}))["v"]
+    assert back == plain and type(back) is type(plain)
+    assert serde.dumps({"v": value}) == serde.dumps({"v": plain})
+
+
+def test_builtin_subclass_bytes_match_the_stock_writer():
+    # (The stock writer refuses float subclasses; serde_kit stores them as floats.)
+    for value in (_Label("x"), _Count(5), _Items([1, 2]), collections.defaultdict(int, {1: 2})):
+        assert Serializer().dumps_typed({"v": value}) == JsonPlusSerializer().dumps_typed({"v": value})
+
+
+_SUBSECOND_OFFSETS = [
+    timedelta(microseconds=7),
+    -timedelta(microseconds=7),
+    timedelta(seconds=1, microseconds=1),
+    timedelta(hours=-1, seconds=-3, microseconds=-500000),
+    timedelta(hours=23, minutes=59, seconds=59, microseconds=999999),
+    -timedelta(hours=23, minutes=59, seconds=59, microseconds=999999),
+]
+
+
+@pytest.mark.parametrize("offset", _SUBSECOND_OFFSETS, ids=str)
+def test_sub_second_offsets_are_kept_for_datetime_and_time(offset):
+    tz = timezone(offset)
+    named = timezone(offset, "Custom")
+    serde = Serializer()
+    for value in (
+        datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=tz),
+        datetime(2024, 1, 2, 3, 4, 5, tzinfo=named),
+        time(1, 2, 3, 4, tzinfo=tz),
+    ):
+        back = serde.loads(serde.dumps(value))
+        assert back == value and back.utcoffset() == value.utcoffset()
+        assert back.tzinfo.tzname(None) == value.tzinfo.tzname(None)
+        # What serde_kit writes, the stock reader builds exactly too (it does not for its own bytes).
+        for mode in (True, None):  # permissive, strict
+            stock = JsonPlusSerializer(allowed_msgpack_modules=mode).loads_typed(serde.dumps_typed(value))
+            assert stock == value and stock.utcoffset() == value.utcoffset()
+
+
+@pytest.mark.parametrize("offset", _SUBSECOND_OFFSETS, ids=str)
+def test_stock_rows_with_sub_second_offsets_read_exactly(offset):
+    # The stock writer stores datetime.isoformat(), offset to the microsecond;
+    # fromisoformat() alone reads "+00:00:00.000007" as UTC (a silent change).
+    value = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(offset))
+    back = Serializer().loads_typed(JsonPlusSerializer().dumps_typed(value))
+    assert back == value and back.utcoffset() == offset
+
+
+@pytest.mark.parametrize(
+    "text", ["\ud800", "a\udce9b", "\udfff\ud800", "ok \ud83d\ude00 pair-as-two", "caf\udce9 ✓"], ids=repr
+)
+def test_lone_surrogates_are_stored_exactly(text):
+    serde = Serializer()
+    for value in (text, {"k": [text, (text,)]}, {"deep": {"x": text}}):
+        assert serde.loads(serde.dumps(value)) == value
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_stock_reader_reads_our_surrogate_strings_as_it_reads_its_own(strict, caplog):
+    stock = JsonPlusSerializer(allowed_msgpack_modules=None if strict else True)
+    value = {"k": ["a\udce9b", "plain"], "t": "\ud800"}
+    theirs = stock.loads_typed(JsonPlusSerializer().dumps_typed(value))
+    assert theirs == {"k": ["a?b", "plain"], "t": "?"}
+    assert stock.loads_typed(Serializer().dumps_typed(value)) == theirs
+
+
+def test_surrogates_in_typed_values_and_str_subclasses():
+    serde = Serializer()
+    value = [_Label("x\ud800"), collections.deque(["\udce9"]), frozenset({"\ud801"})]
+    back = serde.loads(serde.dumps(value))
+    assert back == [str("x\ud800"), collections.deque(["\udce9"]), frozenset({"\ud801"})]
+
+
+def test_surrogates_in_a_dict_key_are_refused_at_write_with_the_reason():
+    from serde_kit import EncodeError
+
+    with pytest.raises(EncodeError, match="dict key .* lone surrogates"):
+        Serializer().dumps_typed({"a": {"k\ud800": 1}})
