@@ -76,7 +76,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
             if bar is not None:
                 bar.close()
     emit(report.to_json(), lambda: scan_text(report), as_json=args.json)
-    if args.check and (report.missing() or report.rows_failed):
+    if report.rows_failed or (args.check and report.missing()):
         return exitcodes.FAILED
     return exitcodes.OK
 
@@ -90,8 +90,8 @@ def register(subparsers: Any) -> None:
         help="list the types stored data needs and print an allowlist for them",
         description="Walk every stored row (decrypting where a key is set) and list each "
         f"(module, name) found in ext payloads, whether {ENV_VAR} / {ENV_FILE_VAR} covers it, "
-        "and allowlist snippets to paste. With --check, exit 1 when a stored type is not covered "
-        "or a row could not be decoded (for CI).",
+        "and allowlist snippets to paste. Exit 1 when a row could not be decoded; with --check, "
+        "also when a stored type is not covered (for CI).",
     )
     add_database_options(s)
     s.add_argument("--check", action="store_true", help="exit 1 when a stored type is not covered (for CI)")

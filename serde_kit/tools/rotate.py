@@ -38,9 +38,10 @@ from .common import (
     stray_failure,
 )
 from .db import Database, Row, Table
+from .db.base import PageSizer
 from .verify import VerifyReport, verify
 
-__all__ = ["BATCH_BYTES", "RotateReport", "rotate"]
+__all__ = ["RotateReport", "rotate"]
 
 #: Attempts per batch when the database aborts its transaction (deadlock, busy, lost connection).
 MAX_BATCH_ATTEMPTS = 5
@@ -51,13 +52,6 @@ MAX_RECONNECTS = 5
 #: Compare-and-swap attempts per row before giving up on it (a row that keeps
 #: changing under us is reported, not forced).
 MAX_CAS_ATTEMPTS = 20
-
-#: Blob bytes one batch may hold in memory, whatever ``batch_size`` says; the
-#: number of rows per claim follows the row size seen so far.
-BATCH_BYTES = 4 << 20
-
-#: Rows in the first claim of a table, before any row size is known.
-FIRST_CLAIM = 64
 
 
 @dataclass
@@ -215,12 +209,11 @@ class _Rotator:
     def run_table(self, table: Table, *, batch_size: int, bar: ProgressBar) -> None:
         """Walk ``table`` in locator order, one transaction per batch."""
         after = None
-        sizes = [0, 0]  # blob bytes and rows seen, for the claim size
+        sizer = PageSizer(batch_size)  # memory stays bounded whatever batch_size says
         while True:
-            limit = self._limit(batch_size, sizes)
+            limit = sizer.limit
             rows, missed = self._run_batch(table, after=after, limit=limit, exclude_header=self.header, skip_locked=True)
-            sizes[0] += sum(len(r.blob) for r in rows if isinstance(r.blob, (bytes, str)))
-            sizes[1] += len(rows)
+            sizer.saw(rows)
             bar.update(len(rows))
             if missed:
                 # Some rows in this range were locked (by another worker or by the
@@ -231,13 +224,6 @@ class _Rotator:
                 return
             after = rows[-1].where
             self.report.stopped_at = (table.name, rows[-1].pk)
-
-    @staticmethod
-    def _limit(batch_size: int, sizes: list[int]) -> int:
-        if sizes[1] == 0:
-            return min(batch_size, FIRST_CLAIM)
-        average = max(1, sizes[0] // sizes[1])
-        return max(1, min(batch_size, BATCH_BYTES // average))
 
     def _sweep(self, table: Table, *, after: Any, until: Any, seen: set[Any], limit: int) -> None:
         while True:
@@ -278,7 +264,6 @@ class _Rotator:
         if self.reconnects >= MAX_RECONNECTS:
             raise StoreError(f"{error} (gave up after {MAX_RECONNECTS} reconnections; rerun to resume)") from None
         self.reconnects += 1
-        self.report.reconnects += 1
         self.db.reconnect()
 
 
@@ -329,6 +314,7 @@ def rotate(
         report.interrupted = True
         return report
     finally:
+        report.reconnects = rotator.reconnects
         bar.close()
     if verify_after:
         report.verification = verify(db, keyring=keyring, batch_size=batch_size, progress=progress)

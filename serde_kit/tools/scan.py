@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serde_kit.allowlist import ENV_VAR, Allowlist
+from serde_kit.crypto.rows import RowKind
 from serde_kit.tools.inspect import RowDecoder
 from serde_kit.tools.render import render_typed
 from serde_kit.tools.db import Database
@@ -157,6 +158,12 @@ def scan_store(
             report.rows_total += 1
             if row.is_empty:
                 report.rows_empty += 1
+                continue
+            info = row.info
+            if info.kind is RowKind.STRAY:
+                report.rows_failed += 1
+                if len(report.failures) < max_failures:
+                    report.failures.append(f"{row.table} {row.pk}: stray row: {info.problem}")
                 continue
             inner = decoder.raw(row.tag, row.blob)
             if inner is None:

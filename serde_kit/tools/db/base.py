@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_row
 from serde_kit.errors import ConfigError, StoreError
 
-__all__ = ["EMPTY_TAG", "Batch", "Database", "Layout", "Row", "Table"]
+__all__ = ["EMPTY_TAG", "PAGE_BYTES", "Batch", "Database", "Layout", "PageSizer", "Row", "Table"]
 
 _BYTES = (bytes, bytearray, memoryview)
 
@@ -93,6 +93,36 @@ class Layout:
     checkpoint_serde: bool
     blobs_table: str | None = None
     optional: frozenset[str] = frozenset()
+
+
+#: Blob bytes one page or batch may hold in memory, whatever its row limit says.
+PAGE_BYTES = 4 << 20
+
+#: Rows of a table's first page, before any row size is known.
+FIRST_PAGE = 8
+
+
+class PageSizer:
+    """Rows per page: at most ``batch_size``, and about :data:`PAGE_BYTES` of blobs by the sizes seen so far."""
+
+    def __init__(self, batch_size: int, *, budget: int = PAGE_BYTES) -> None:
+        self.batch_size = batch_size
+        self.budget = budget
+        self._bytes = 0
+        self._rows = 0
+
+    @property
+    def limit(self) -> int:
+        """Rows to ask for next."""
+        if self._rows == 0:
+            return min(self.batch_size, FIRST_PAGE)
+        average = max(1, self._bytes // self._rows)
+        return max(1, min(self.batch_size, self.budget // average))
+
+    def saw(self, rows: Sequence[Row]) -> None:
+        """Account for a page just read."""
+        self._rows += len(rows)
+        self._bytes += sum(len(r.blob) for r in rows if isinstance(r.blob, (bytes, str)))
 
 
 class Batch(ABC):
@@ -333,10 +363,12 @@ class Database(ABC):
         picked = list(self.tables) if tables is None else [self.table(n) for n in tables]
         for table in picked:
             after: tuple[Any, ...] | None = None
+            sizer = PageSizer(batch_size)
             while True:
-                rows = self.select_rows(table, after=after, limit=batch_size, head=head)
+                rows = self.select_rows(table, after=after, limit=sizer.limit, head=head)
                 if not rows:
                     break
+                sizer.saw(rows)
                 yield rows
                 after = rows[-1].where
 
