@@ -5,6 +5,8 @@
     serde-kit inspect --sqlite app.db                        # threads
     serde-kit inspect --sqlite app.db --thread t-1           # newest checkpoint
     serde-kit inspect --sqlite app.db --thread t-1 --history # every checkpoint
+    serde-kit inspect --sqlite app.db diff t-1               # what the last step changed
+    serde-kit inspect --sqlite app.db diff t-1 --from A --to B
     serde-kit inspect --blob 81a161c3 --tag msgpack          # one blob (hex)
     serde-kit inspect --stdin --tag msgpack+aesgcm < blob.bin
 
@@ -24,7 +26,7 @@ from serde_kit.errors import ConfigError
 
 from . import exitcodes
 from .database import add_database_options, has_database, open_from_args
-from .output import emit, escape, table
+from .output import emit, escape, plain, table
 
 __all__ = ["brief", "register"]
 
@@ -65,6 +67,16 @@ def _brief(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
+_MESSAGES = "langchain_core.messages."
+
+
+def _fields(values: dict[str, Any], *, message: bool = False) -> str:
+    """``k=v, ...`` with ``content`` first and empty fields left out, so what matters fits the cell."""
+    items = sorted(values.items(), key=lambda kv: kv[0] != "content")
+    shown = [(k, x) for k, x in items if x not in (None, {}, [], "") and not (message and k == "type")]
+    return ", ".join(f"{k}={_brief(x)}" for k, x in shown)
+
+
 def _brief_ext(v: dict[str, Any]) -> str:
     t = v["$type"]
     if v.get("$code") == 0 and isinstance(v.get("value"), list):
@@ -77,12 +89,14 @@ def _brief_ext(v: dict[str, Any]) -> str:
         preview = v.get("preview")
         shown = "" if preview is None else " " + _brief(preview)[:-1] + (", …]" if v.get("truncated") else "]")
         return f"ndarray({v.get('dtype')}, shape={v.get('shape')}){shown}"
+    if t.startswith(_MESSAGES):
+        t = t.rpartition(".")[2]  # HumanMessage: the module and the type field say nothing more
     if "kwargs" in v and isinstance(v["kwargs"], dict):
-        inner = ", ".join(f"{k}={_brief(x)}" for k, x in v["kwargs"].items())
+        inner = _fields(v["kwargs"])
     elif "args" in v and isinstance(v["args"], list):
         inner = ", ".join(_brief(x) for x in v["args"])
     elif isinstance(v.get("value"), dict) and "$type" not in v["value"] and v.get("$code") in (4, 5):
-        inner = ", ".join(f"{k}={_brief(x)}" for k, x in v["value"].items())
+        inner = _fields(v["value"], message=t != v["$type"])
     elif "value" in v:
         inner = _brief(v["value"])
     elif "$bytes" in v:
@@ -166,6 +180,25 @@ def _format_history(views: list[Any]) -> str:
     return table(["CHECKPOINT", "PARENT", "STEP", "WRITTEN", "SOURCE", "NEXT", "WRITES"], rows)
 
 
+def _format_diff(diff: Any, *, width: int | None) -> str:
+    step = "" if diff.to_step is None else f" (step {diff.from_step} -> {diff.to_step})"
+    lines = [
+        f"thread      {escape(diff.thread_id)}",
+        f"from        {escape(diff.from_checkpoint_id or '(nothing: first checkpoint)')}",
+        f"to          {escape(diff.to_checkpoint_id)}{step}",
+        "",
+    ]
+    half = None if width is None else max(width // 2, 20)
+    rows = [[name, "added", "", brief(v, half)] for name, v in diff.added.items()]
+    rows += [[name, "removed", brief(v, half), ""] for name, v in diff.removed.items()]
+    rows += [[name, "changed", brief(b, half), brief(a, half)] for name, (b, a) in diff.changed.items()]
+    if rows:
+        lines.append(table(["CHANNEL", "CHANGE", "BEFORE", "AFTER"], sorted(rows)))
+    else:
+        lines.append("no channel changed")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------
 # command
 # ---------------------------------------------------------------------------
@@ -182,6 +215,12 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         value = lib.decode_blob(blob, tag=args.tag, keyring=keyring, preview=args.preview)
         emit(value, lambda: json.dumps(value, indent=2, ensure_ascii=False), as_json=args.json)
         return exitcodes.OK
+    if args.action:
+        if args.action[0] != "diff" or len(args.action) != 2:
+            raise ConfigError("the only action is `inspect diff THREAD [--from ID] [--to ID]`")
+        args.thread = args.action[1]
+    elif args.from_id or args.to_id:
+        raise ConfigError("--from and --to go with `inspect diff THREAD`")
     if not has_database(args):
         raise ConfigError("give --db URL, --sqlite PATH, --postgres DSN or --mysql DSN (or --blob HEX / --stdin)")
     if (args.history or args.checkpoint) and not args.thread:
@@ -190,7 +229,13 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     width = None if args.full else 100
     unreadable = 0
     with open_from_args(args) as db:
-        if not args.thread:
+        if args.action:
+            diff = lib.diff_checkpoints(
+                db, args.thread, from_id=args.from_id, to_id=args.to_id, checkpoint_ns=args.ns, decoder=decoder
+            )
+            unreadable = diff.unreadable
+            emit(plain(diff), lambda: _format_diff(diff, width=width), as_json=args.json)
+        elif not args.thread:
             threads = lib.list_threads(db, limit=args.limit)
             emit([t.to_json() for t in threads], lambda: _format_threads(threads), as_json=args.json)
         elif args.history:
@@ -239,6 +284,9 @@ def register(subparsers: Any) -> None:
         "Encrypted values are decrypted when SERDE_KIT_KEYRING(_FILE) / LANGGRAPH_AES_KEY is set.",
     )
     add_database_options(p, batch=False)
+    p.add_argument("action", nargs="*", metavar="diff THREAD", help="compare two checkpoints of THREAD")
+    p.add_argument("--from", dest="from_id", metavar="ID", help="with diff: the older checkpoint (default: the parent)")
+    p.add_argument("--to", dest="to_id", metavar="ID", help="with diff: the newer checkpoint (default: the newest)")
     p.add_argument("--thread", metavar="ID", help="show this thread's newest checkpoint")
     p.add_argument("--checkpoint", metavar="ID", help="show this checkpoint instead of the newest")
     p.add_argument("--ns", default="", metavar="NS", help="checkpoint namespace (subgraphs; default '')")

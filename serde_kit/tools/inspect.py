@@ -26,16 +26,19 @@ from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
 from serde_kit.crypto.keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID
 from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_row
 from serde_kit.errors import ConfigError, MalformedDataError, SerdeError
+from serde_kit.tools.common import describe_failure
 from serde_kit.tools.db import Database
 from serde_kit.tools.render import render_typed
 
 __all__ = [
+    "CheckpointDiff",
     "CheckpointView",
     "RowDecoder",
     "ThreadSummary",
     "WriteView",
     "decode_blob",
     "derive_next",
+    "diff_checkpoints",
     "encrypted_marker",
     "keyring_from_env",
     "list_threads",
@@ -126,7 +129,7 @@ class RowDecoder:
         except _Encrypted as e:
             return encrypted_marker(e.info)
         except SerdeError as e:
-            return {"$error": f"{type(e).__name__}: {e}"}
+            return {"$error": describe_failure(self.classify(tag, blob), e)}
 
     def raw(self, tag: str | None, blob: bytes | None) -> tuple[str | None, bytes | None] | None:
         """Inner ``(tag, bytes)`` when the row can be read, else None (no detail)."""
@@ -429,6 +432,69 @@ def _fetch_writes(db: Database, thread_id: str, ns: str, checkpoint_id: str, dec
         WriteView(str(task_id), path or "", int(idx), str(channel), tag, decoder.decode(tag, blob))
         for task_id, path, idx, channel, tag, blob in db.pending_writes(thread_id, ns, checkpoint_id)
     ]
+
+
+@dataclass
+class CheckpointDiff:
+    """What changed in a thread's channel values from one checkpoint to another.
+
+    ``changed`` maps a channel to ``[before, after]`` (rendered values).
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    from_checkpoint_id: str | None
+    to_checkpoint_id: str
+    from_step: int | None
+    to_step: int | None
+    added: dict[str, Any] = field(default_factory=dict)
+    removed: dict[str, Any] = field(default_factory=dict)
+    changed: dict[str, list[Any]] = field(default_factory=dict)
+    unreadable: int = 0
+
+
+def diff_checkpoints(
+    db: Database,
+    thread_id: str,
+    *,
+    from_id: str | None = None,
+    to_id: str | None = None,
+    checkpoint_ns: str = "",
+    decoder: RowDecoder | None = None,
+) -> CheckpointDiff:
+    """Channels added, removed and changed between two checkpoints of a thread.
+
+    By default ``to_id`` is the newest checkpoint and ``from_id`` its parent
+    (the last step).  Raises :class:`~serde_kit.errors.ConfigError` when a
+    checkpoint does not exist.
+    """
+    decoder = decoder or RowDecoder()
+    after = show_checkpoint(db, thread_id, checkpoint_id=to_id, checkpoint_ns=checkpoint_ns, decoder=decoder)
+    from_id = from_id if from_id is not None else after.parent_checkpoint_id
+    before = (
+        None
+        if from_id is None
+        else show_checkpoint(db, thread_id, checkpoint_id=from_id, checkpoint_ns=checkpoint_ns, decoder=decoder)
+    )
+    old = {} if before is None else before.channel_values
+    new = after.channel_values
+    diff = CheckpointDiff(
+        thread_id=thread_id,
+        checkpoint_ns=checkpoint_ns,
+        from_checkpoint_id=from_id,
+        to_checkpoint_id=after.checkpoint_id,
+        from_step=None if before is None else before.step,
+        to_step=after.step,
+        unreadable=after.unreadable + (0 if before is None else before.unreadable),
+    )
+    for name in sorted(set(old) | set(new)):
+        if name not in old:
+            diff.added[name] = new[name]
+        elif name not in new:
+            diff.removed[name] = old[name]
+        elif old[name] != new[name]:
+            diff.changed[name] = [old[name], new[name]]
+    return diff
 
 
 # ---------------------------------------------------------------------------

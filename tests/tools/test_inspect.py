@@ -167,7 +167,10 @@ def test_wrong_key_and_missing_key_are_shown_per_value(dbs: Databases):
     with dbs.store("mixed") as store:
         bad = writes_by_channel(show_checkpoint(store, "encrypted-paused", decoder=RowDecoder(wrong)))
         missing = writes_by_channel(show_checkpoint(store, "encrypted-paused", decoder=RowDecoder(other)))
-    assert bad["note"] == {"$error": "DecryptionError: authentication failed"}
+    assert bad["note"] == {
+        "$error": f"DecryptionError: the key for {KEY_ID} does not match the one that wrote this row, "
+        "or the row was changed"
+    }
     assert missing["note"]["$error"].startswith(f"UnknownKeyError: row is encrypted under key id '{KEY_ID}'")
 
 
