@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from rotate_fixtures import mysql_saver, populate, postgres_saver, sqlite_saver
+from rotate_fixtures import DIALECTS, mysql_saver, populate, postgres_saver, sqlite_saver
 
 THREADS_PER_GROUP = 3
 
@@ -57,14 +57,6 @@ def graph_mysql_template(mysql_server) -> str:
 def graph_mysql_db(mysql_server, graph_mysql_template: str, request: pytest.FixtureRequest) -> str:
     """DSN of a fresh copy of the graph-populated MariaDB database."""
     return mysql_server.new_database(request.node.name, template=graph_mysql_template)
-
-
-#: The dialects every tool test runs over, each with the marker of the server it needs.
-DIALECTS = [
-    "sqlite",
-    pytest.param("postgres", marks=pytest.mark.postgres),
-    pytest.param("mysql", marks=pytest.mark.mysql),
-]
 
 
 @pytest.fixture(params=DIALECTS)

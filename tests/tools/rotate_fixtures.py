@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypedDict
 
+import pytest
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer as StockEncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
@@ -182,6 +183,13 @@ def mysql_saver(dsn: str, serde: Any) -> Iterator[Any]:
 
 #: Saver context managers by dialect: ``SAVERS[dialect](location, serde)``.
 SAVERS = {"sqlite": sqlite_saver, "postgres": postgres_saver, "mysql": mysql_saver}
+
+#: The dialects every tool test runs over, each with the marker of the server it needs.
+DIALECTS = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("mysql", marks=pytest.mark.mysql),
+]
 
 SaverFactory = Callable[[Any], Any]
 

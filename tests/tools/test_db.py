@@ -1,4 +1,4 @@
-"""Store adapters over real SqliteSaver / PostgresSaver databases."""
+"""The database objects (tools/db/) over real SqliteSaver, PostgresSaver and MySQL saver databases."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sqlite3
 
 import psycopg
 import pytest
-from rotate_fixtures import K_OLD, raw_rows
+from rotate_fixtures import DIALECTS, K_OLD, raw_rows
 
 from serde_kit.crypto import EncryptedSerializer
-from serde_kit.errors import ConfigError
+from serde_kit.errors import ConfigError, StoreError
 from serde_kit.tools.db import open_database
 
 SQLITE_PKS = {
@@ -90,6 +90,34 @@ def test_postgres_without_saver_tables(postgres_server):
 
 
 # -- reading -----------------------------------------------------------------
+
+
+@pytest.mark.mysql
+def test_mysql_layout_and_counts(graph_mysql_db):
+    with open_database(mysql=graph_mysql_db) as store:
+        assert store.dialect == "mysql"
+        assert {t.name: t.pk_columns for t in store.tables} == {
+            "checkpoint_blobs": ("thread_id", "checkpoint_ns_hash", "channel", "version"),
+            "checkpoint_writes": ("thread_id", "checkpoint_ns_hash", "checkpoint_id", "task_id", "idx"),
+        }
+        expected = {t: n for (t, n) in [(t.name, len(store.query(f"SELECT 1 FROM {t.name}"))) for t in store.tables]}
+        assert store.count_rows_by_table() == expected and store.count_rows() > 100
+        assert sum(len(p) for p in store.iter_rows(7)) == store.count_rows()
+
+
+@pytest.mark.mysql
+def test_mysql_without_saver_tables(mysql_db):
+    with pytest.raises(ConfigError, match="table checkpoint_blobs missing"):
+        open_database(mysql=mysql_db)
+
+
+@pytest.mark.mysql
+def test_mysql_readonly_cannot_write(graph_mysql_db):
+    with open_database(mysql=graph_mysql_db) as store:
+        with pytest.raises(StoreError, match="read-only"):
+            store.query("DELETE FROM checkpoint_writes")
+        with pytest.raises(ConfigError, match="read-only"):
+            store.batch(store.tables[0], after=None, limit=5)
 
 
 def test_sqlite_layout_and_counts(graph_sqlite_db):
@@ -259,7 +287,7 @@ def _inner():
     return inner_serializer()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.mark.parametrize("kind", DIALECTS)
 def test_compare_and_swap_many_applies_only_unchanged_rows(kind, request):
     location = request.getfixturevalue(f"graph_{kind}_db")
     with open_database(**{kind: location}, readonly=False) as store:
