@@ -38,7 +38,7 @@ from .common import (
     stray_failure,
 )
 from .db import Database, Row, Table
-from .db.base import PageSizer
+from .db.batch import PageSizer
 from .verify import VerifyReport, verify
 
 __all__ = ["RotateReport", "rotate"]

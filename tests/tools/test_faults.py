@@ -12,7 +12,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import tracemalloc
 
 import pytest
@@ -26,7 +25,6 @@ from serde_kit.tools.db.sqlite import SqliteDatabase
 from serde_kit.tools.retire import retire
 from serde_kit.tools.rotate import rotate
 from serde_kit.tools.status import status
-from serde_kit.tools.verify import verify
 
 ALL = {"encrypt_plaintext": True, "upgrade_legacy": True}
 

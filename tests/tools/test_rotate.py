@@ -16,9 +16,7 @@ from rotate_fixtures import (
     inner_serializer,
     plain_rows,
     SAVERS,
-    postgres_saver,
     raw_rows,
-    sqlite_saver,
     thread_ids,
 )
 

@@ -18,10 +18,8 @@ from rotate_fixtures import (
     cfg,
     plain_rows,
     SAVERS,
-    postgres_saver,
     reader_serde,
     run_thread,
-    sqlite_saver,
 )
 
 from serde_kit.cli.keys import format_rotate

@@ -12,12 +12,12 @@ from typing import Any
 
 from serde_kit.errors import ConfigError
 
-from .base import EMPTY_TAG as EMPTY_TAG
-from .base import Batch as Batch
 from .base import Database as Database
-from .base import Layout as Layout
-from .base import Row as Row
-from .base import Table as Table
+from .batch import Batch as Batch
+from .model import EMPTY_TAG as EMPTY_TAG
+from .model import Layout as Layout
+from .model import Row as Row
+from .model import Table as Table
 
 __all__ = ["EMPTY_TAG", "ENV_VAR", "Batch", "Database", "Layout", "Row", "Table", "open_database", "split_url"]
 

@@ -25,7 +25,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .base import Database, Layout, SqlBatch, Table
+from .base import Database
+from .batch import SqlBatch
+from .model import Layout, Table
 
 __all__ = ["LAYOUT", "MysqlDatabase", "parse_mysql_dsn"]
 

@@ -21,7 +21,9 @@ from typing import Any
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .base import Database, Layout, Row, SqlBatch, Table
+from .base import Database
+from .batch import SqlBatch
+from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "PostgresDatabase"]
 

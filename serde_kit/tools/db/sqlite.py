@@ -24,7 +24,9 @@ from typing import Any
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .base import Database, Layout, SqlBatch, Table
+from .base import Database
+from .batch import SqlBatch
+from .model import Layout, Table
 
 __all__ = ["LAYOUT", "SqliteDatabase"]
 
