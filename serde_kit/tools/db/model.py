@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_row
@@ -45,7 +46,7 @@ class Row:
         """Values of the table's walk columns for this row."""
         return self.loc or self.pk
 
-    @property
+    @cached_property
     def info(self) -> RowInfo:
         """:func:`~serde_kit.crypto.rows.classify_row` of this row."""
         return classify_row(self.tag, self.blob)

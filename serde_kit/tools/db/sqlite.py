@@ -26,7 +26,7 @@ from serde_kit.errors import ConfigError, StoreError
 
 from .base import Database
 from .batch import SqlBatch
-from .model import Layout, Table
+from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "SqliteDatabase"]
 
@@ -49,6 +49,25 @@ def _text(raw: bytes) -> Any:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw
+
+
+class _Result:
+    """A statement's rows, fetched, and its rowcount (what the generic code reads of a cursor)."""
+
+    __slots__ = ("_rows", "rowcount")
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows = rows
+        self.rowcount = rowcount
+
+    def fetchall(self) -> list[Any]:
+        return self._rows
+
+    def fetchone(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def __iter__(self) -> Any:
+        return iter(self._rows)
 
 
 class SqliteDatabase(Database):
@@ -77,7 +96,6 @@ class SqliteDatabase(Database):
             self.conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=False)
         except sqlite3.Error as e:
             raise self._translate(e) from None
-        self.conn.text_factory = _text
         try:
             self.tables = self._discover()
         except sqlite3.DatabaseError as e:
@@ -103,8 +121,21 @@ class SqliteDatabase(Database):
         return f"CASE WHEN length({column}) <= {int(n)} THEN {column} ELSE substr({column}, 1, {int(n)}) END"
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        # SQLite reads rows lazily, so errors can come while fetching: fetch here.
         try:
-            return self.conn.execute(sql, list(params))
+            try:
+                cur = self.conn.execute(sql, list(params))
+                return _Result(cur.fetchall(), cur.rowcount)
+            except sqlite3.OperationalError as e:
+                if "Could not decode to UTF-8" not in str(e):
+                    raise
+            # A stray TEXT value that is not UTF-8: read this statement again keeping such values as bytes.
+            self.conn.text_factory = _text
+            try:
+                cur = self.conn.execute(sql, list(params))
+                return _Result(cur.fetchall(), cur.rowcount)
+            finally:
+                self.conn.text_factory = str
         except sqlite3.Error as e:
             raise self._translate(e) from None
 
@@ -186,7 +217,7 @@ class SqliteDatabase(Database):
         until: tuple[Any, ...] | None = None,
     ) -> SqlBatch:
         self.check_writable()
-        return SqlBatch(
+        return _SqliteBatch(
             self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
         )
 
@@ -199,3 +230,31 @@ class SqliteDatabase(Database):
 
     def close(self) -> None:
         self.conn.close()
+
+
+#: Rows per compare-and-swap statement (5 bound values each; SQLite allows 32766).
+_CAS_ROWS = 500
+
+
+class _SqliteBatch(SqlBatch):
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        t, q = self.table, self.db.quote
+        if not items or t.locator != ("rowid",):
+            return super().compare_and_swap_many(items)
+        # One UPDATE ... FROM (VALUES ...) RETURNING per chunk instead of a statement per row.
+        self._begin()
+        name, tag, blob = q(t.name), q(t.tag_column), q(t.blob_column)
+        done: set[Any] = set()
+        for start in range(0, len(items), _CAS_ROWS):
+            chunk = items[start : start + _CAS_ROWS]
+            values = ", ".join(["(?, ?, ?, ?, ?)"] * len(chunk))
+            sql = (
+                f"UPDATE {name} SET {tag} = v.column4, {blob} = v.column5 FROM (VALUES {values}) AS v "
+                f"WHERE {name}.rowid = v.column1 AND {name}.{tag} IS v.column2 AND {name}.{blob} = v.column3 "
+                f"RETURNING {name}.rowid"
+            )
+            params: list[Any] = []
+            for row, new_tag, new_blob in chunk:
+                params += [row.where[0], row.tag, row.blob, new_tag, new_blob]
+            done.update(r[0] for r in self.db._execute(sql, params).fetchall())
+        return [row.where[0] in done for row, _, _ in items]
