@@ -109,9 +109,10 @@ class Database(SaverQueries, ABC):
     def _cols(self, columns: Sequence[str], prefix: str = "") -> str:
         return ", ".join(prefix + self.quote(c) for c in columns)
 
-    def _row_value(self, columns: Sequence[str], op: str) -> str:
+    def _row_value(self, columns: Sequence[str], op: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``(columns) op (values)`` for keyset paging, as SQL and its parameters."""
         marks = ", ".join([self.mark] * len(columns))
-        return f"({self._cols(columns)}) {op} ({marks})"
+        return f"({self._cols(columns)}) {op} ({marks})", list(values)
 
     def _where(
         self,
@@ -127,12 +128,11 @@ class Database(SaverQueries, ABC):
         walk = table.walk_columns
         if claim:
             clauses.append(f"{self.quote(table.blob_column)} IS NOT NULL")
-        if after is not None:
-            clauses.append(self._row_value(walk, ">"))
-            params.extend(after)
-        if until is not None:
-            clauses.append(self._row_value(walk, "<="))
-            params.extend(until)
+        for op, values in ((">", after), ("<=", until)):
+            if values is not None:
+                sql, more = self._row_value(walk, op, values)
+                clauses.append(sql)
+                params.extend(more)
         if exclude_header is not None:
             clauses.append(f"NOT {self.under_header(table)}")
             params.extend([len(exclude_header), exclude_header])

@@ -27,7 +27,7 @@ from serde_kit.errors import ConfigError, StoreError
 
 from .base import Database
 from .batch import SqlBatch
-from .model import Layout, Table
+from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "MysqlDatabase", "parse_mysql_dsn"]
 
@@ -106,7 +106,9 @@ class MysqlDatabase(Database):
     def _connect(self) -> None:
         pymysql = self._pymysql
         try:
-            self.conn = pymysql.connect(**self._args, autocommit=True, charset="utf8mb4", connect_timeout=15)
+            self.conn = pymysql.connect(
+                **self._args, autocommit=True, charset="utf8mb4", connect_timeout=15, binary_prefix=True
+            )
             if self.readonly:
                 self.conn.cursor().execute("SET SESSION TRANSACTION READ ONLY")
         except pymysql.MySQLError as e:
@@ -135,6 +137,19 @@ class MysqlDatabase(Database):
 
     def quote(self, name: str) -> str:
         return f"`{name}`"
+
+    def _row_value(self, columns: Sequence[str], op: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        # MySQL/MariaDB do not range-scan an index for a row-value comparison (a
+        # claim FOR UPDATE would scan, and lock, the whole table): spell it out
+        # as first >= x AND (first > x OR (first = x AND (second > y OR ...))).
+        strict = op.rstrip("=")
+        cols = [self.quote(c) for c in columns]
+        sql, params = f"{cols[-1]} {op} %s", [values[-1]]
+        for col, value in zip(reversed(cols[:-1]), reversed(values[:-1]), strict=True):
+            sql = f"({col} {strict} %s OR ({col} = %s AND {sql}))"
+            params = [value, value, *params]
+        lead = ">=" if strict == ">" else "<="
+        return f"({cols[0]} {lead} %s AND {sql})", [values[0], *params]
 
     def null_safe_equal(self, column: str) -> str:
         return f"{column} <=> %s"
@@ -235,10 +250,66 @@ class MysqlDatabase(Database):
         until: tuple[Any, ...] | None = None,
     ) -> SqlBatch:
         self.check_writable()
-        return SqlBatch(
+        return _MysqlBatch(
             self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
         )
 
     def close(self) -> None:
         if self.conn is not None and self.conn.open:
             self.conn.close()
+
+
+#: Rows and bytes per compare-and-swap statement (the server's max_allowed_packet is 16 MiB by default).
+_CAS_ROWS = 500
+_CAS_BYTES = 4 << 20
+
+
+class _MysqlBatch(SqlBatch):
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        # The claim locked these rows FOR UPDATE in this transaction, so they cannot
+        # change before the update: one UPDATE ... JOIN per chunk, and when it does
+        # not touch every row (a row re-read meanwhile), the chunk goes row by row.
+        if not items:
+            return []
+        out: list[bool] = []
+        chunk: list[tuple[Row, str, bytes]] = []
+        size = 0
+        for item in items:
+            chunk.append(item)
+            size += len(item[0].blob) + len(item[2])
+            if len(chunk) >= _CAS_ROWS or size >= _CAS_BYTES:
+                out += self._chunk(chunk)
+                chunk, size = [], 0
+        if chunk:
+            out += self._chunk(chunk)
+        return out
+
+    def _chunk(self, items: list[tuple[Row, str, bytes]]) -> list[bool]:
+        t, q, db = self.table, self.db.quote, self.db
+        keys = [f"k{i}" for i in range(len(t.pk_columns))]
+        names = [*keys, "old_tag", "old_blob", "new_tag", "new_blob"]
+        sample = [*items[0][0].pk, items[0][0].tag, items[0][0].blob, items[0][1], items[0][2]]
+        # Bytes go as hex: PyMySQL escapes a hex str in C, but bytes in Python (most of the cost).
+        hexed = [isinstance(v, (bytes, bytearray)) for v in sample]
+        marks = ["UNHEX(%s)" if h else "%s" for h in hexed]
+        first = ", ".join(f"{m} AS {n}" for m, n in zip(marks, names, strict=True))
+        rest = ", ".join(marks)
+        rows = " UNION ALL ".join([f"SELECT {first}"] + [f"SELECT {rest}"] * (len(items) - 1))
+        match = " AND ".join(f"t.{q(c)} = v.{k}" for c, k in zip(t.pk_columns, keys, strict=True))
+        sql = (
+            f"UPDATE {q(t.name)} AS t JOIN ({rows}) AS v ON {match} "
+            f"AND t.{q(t.tag_column)} <=> v.old_tag AND t.{q(t.blob_column)} = v.old_blob "
+            f"SET t.{q(t.tag_column)} = v.new_tag, t.{q(t.blob_column)} = v.new_blob"
+        )
+        params: list[Any] = []
+        for row, tag, blob in items:
+            values = [*row.pk, row.tag, row.blob, tag, blob]
+            if [isinstance(v, (bytes, bytearray)) for v in values] != hexed:
+                return [self.compare_and_swap(r, g, b) for r, g, b in items]  # mixed types: row by row
+            params += [v.hex() if h else v for v, h in zip(values, hexed, strict=True)]
+        self._begin()
+        db._execute("SAVEPOINT serde_kit_cas")
+        if db._execute(sql, params).rowcount == len(items):
+            return [True] * len(items)
+        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
+        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]

@@ -32,7 +32,13 @@ class SaverQueries:
     def quote(self, name: str) -> str: ...
 
     @abstractmethod
-    def _row_value(self, columns: Sequence[str], op: str) -> str: ...
+    def _row_value(self, columns: Sequence[str], op: str, values: Sequence[Any]) -> tuple[str, list[Any]]: ...
+
+    def _after(self, columns: Sequence[str], after: Sequence[Any] | None) -> tuple[str, list[Any]]:
+        if after is None:
+            return "", []
+        sql, params = self._row_value(columns, ">", after)
+        return f" WHERE {sql}", params
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one read query written for this dialect (``mark``, ``quote``); for tests and tools here."""
@@ -139,11 +145,11 @@ class SaverQueries:
         pk = ("thread_id", "checkpoint_ns", "checkpoint_id")
         after: tuple[Any, ...] | None = None
         while True:
-            where = "" if after is None else f" WHERE {self._row_value(pk, '>')}"
+            where, params = self._after(pk, after)
             page = self.query(
                 f"SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints{where} "
                 f"ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT {self.mark}",
-                [*(after or ()), batch_size],
+                [*params, batch_size],
             )
             if not page:
                 return
@@ -161,11 +167,11 @@ class SaverQueries:
         after: tuple[Any, ...] | None = None
         blobs = self.quote(self.layout.blobs_table)
         while True:
-            where = "" if after is None else f" WHERE {self._row_value(pk, '>')}"
+            where, params = self._after(pk, after)
             page = self.query(
                 f"SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints{where} "
                 f"ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT {m}",
-                [*(after or ()), batch_size],
+                [*params, batch_size],
             )
             if not page:
                 return out
