@@ -468,3 +468,55 @@ def test_inspect_shows_unexpected_checkpoint_json_as_error_cells(graph_postgres_
     assert code == 1 and "Traceback" not in err and "CHECKPOINT" in out
     code, out, err = run(capsys, "inspect", "--postgres", graph_postgres_db)
     assert code == 0 and "plain-0" in out
+
+
+# -- 4 (MySQL). a killed connection ------------------------------------------------------
+
+
+@pytest.mark.mysql
+def test_killed_mysql_connection_reconnects_and_resumes(graph_mysql_db, mysql_server):
+    with open_database(mysql=graph_mysql_db) as db:
+        before = plain_rows(db)
+    killed = []
+
+    class Killer:
+        """Progress collaborator: kills rotate's own connection after the first batches."""
+
+        def __init__(self, db, times):
+            self.db, self.times = db, times
+
+        def __call__(self, **_):
+            return self
+
+        def update(self, n):
+            if n and len(killed) < self.times:
+                with mysql_server.connect() as admin, admin.cursor() as cur:
+                    cur.execute("KILL %s", (self.db.conn.thread_id(),))
+                killed.append(n)
+
+        def close(self):
+            pass
+
+    with open_database(mysql=graph_mysql_db, readonly=False) as db:
+        report = rotate(db, keyring=K_ROTATE, apply=True, batch_size=5, verify_after=False, progress=Killer(db, 2), **ALL)
+        assert report.ok and report.reconnects == 2 and len(killed) == 2
+        assert plain_rows(db) == before
+        total = status(db, keyring=K_ROTATE, verify=True).total
+    assert dict(total.by_key) == {"k2": total.rows - total.empty}
+
+
+@pytest.mark.mysql
+def test_a_mysql_user_without_update_gets_one_line(graph_mysql_db, mysql_server, capsys, keyring_env):
+    database = graph_mysql_db.rsplit("/", 1)[-1]
+    with mysql_server.connect() as admin, admin.cursor() as cur:
+        cur.execute("CREATE USER IF NOT EXISTS 'serde_reader'@'127.0.0.1'")
+        cur.execute(f"GRANT SELECT ON `{database}`.* TO 'serde_reader'@'127.0.0.1'")
+    try:
+        reader = graph_mysql_db.replace("root@", "serde_reader@")
+        assert run(capsys, "status", "--mysql", reader)[0] == 0
+        code, out, err = run(capsys, "rotate", "--mysql", reader, "--apply", "--encrypt-plaintext")
+        line = one_line_error(err, "StoreError")
+        assert code == 1 and "UPDATE command denied" in line and "needs SELECT (and UPDATE" in line
+    finally:
+        with mysql_server.connect() as admin, admin.cursor() as cur:
+            cur.execute("DROP USER 'serde_reader'@'127.0.0.1'")
