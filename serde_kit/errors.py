@@ -14,10 +14,11 @@ plain ``TypeError``/``ValueError`` keeps working::
     │   └── LimitExceededError           the row exceeds a decode limit (.limit)
     ├── ConfigError (ValueError)         bad allowlist entry / config file / env var
     │   └── KeyringError                 bad key material, ids, key file or primary
-    └── CryptoError (ValueError)
-        ├── DecryptionError              authentication failed (no detail, on purpose)
-        ├── UnknownKeyError              header names a key id we lack (.key_id)
-        └── PlaintextRefusedError        unencrypted row where encryption is required
+    ├── CryptoError (ValueError)
+    │   ├── DecryptionError              authentication failed (no detail, on purpose)
+    │   ├── UnknownKeyError              header names a key id we lack (.key_id)
+    │   └── PlaintextRefusedError        unencrypted row where encryption is required
+    └── StoreError (RuntimeError)        the database failed or refused (busy, gone, denied, full)
 
     SerdeWarning (UserWarning)
     └── LenientDecodeWarning             lenient mode returned a raw payload instead of a type
@@ -40,6 +41,7 @@ __all__ = [
     "RebuildError",
     "SerdeError",
     "SerdeWarning",
+    "StoreError",
     "UnknownKeyError",
     "UnknownTagError",
 ]
@@ -126,6 +128,21 @@ class UnknownKeyError(CryptoError):
 
 class PlaintextRefusedError(CryptoError):
     """An unencrypted row was read where encryption is required."""
+
+
+class StoreError(SerdeError, RuntimeError):
+    """The database failed or refused an operation; the message says what to do.
+
+    Raised by the tools' database layer for a lost connection, a lock held past
+    the timeout, a full disk, a missing permission or a read-only file.  The
+    open batch was rolled back, so a rerun resumes where this run stopped.
+    ``transient`` is True when simply retrying may succeed (a lock, a deadlock,
+    a lost connection).
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class SerdeWarning(UserWarning):

@@ -1,8 +1,8 @@
-"""Suite-wide fixtures: the private PostgreSQL server (see tests/pg_server.py).
+"""Suite-wide fixtures: the private PostgreSQL and MariaDB servers (tests/pg_server.py, tests/mysql_server.py).
 
-Tests that use it are marked ``@pytest.mark.postgres``. The server starts once
-per session, on first use; if it cannot start the fixture fails with the
-initdb/pg_ctl log (it never skips).
+Tests that use them are marked ``@pytest.mark.postgres`` / ``@pytest.mark.mysql``.
+Each server starts once per session, on first use; if it cannot start the
+fixture fails with the server's log (it never skips).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 
 # Import by directory so this works whether or not tests/ is a package.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mysql_server import MysqlServer, MysqlStartError  # noqa: E402
 from pg_server import PostgresServer, PostgresStartError  # noqa: E402
 
 
@@ -36,3 +37,23 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_db(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> str:
     """DSN of a fresh, empty database named after the test."""
     return postgres_server.new_database(request.node.name)
+
+
+@pytest.fixture(scope="session")
+def mysql_server() -> Iterator[MysqlServer]:
+    """A running MariaDB server: ``.new_database(prefix, template=None) -> dsn``, ``.connect()``."""
+    server = MysqlServer()
+    try:
+        server.start()
+    except MysqlStartError as e:
+        pytest.fail(f"could not start the MariaDB test server:\n{e}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def mysql_db(mysql_server: MysqlServer, request: pytest.FixtureRequest) -> str:
+    """DSN of a fresh, empty MariaDB database named after the test."""
+    return mysql_server.new_database(request.node.name)

@@ -20,14 +20,13 @@ and rows whose encryption header is not recognised are warnings as well.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.tools.inspect import RowDecoder
-from serde_kit.tools.stores import Store
+from serde_kit.crypto.rows import RowKind
+from serde_kit.tools.db import Database
 
 __all__ = ["AuditReport", "audit_store"]
 
@@ -44,6 +43,7 @@ class TableCounts:
     plaintext: int = 0
     empty: int = 0
     unknown: int = 0
+    stray: int = 0
     plaintext_tags: Counter[str] = field(default_factory=Counter)
     key_ids: Counter[str] = field(default_factory=Counter)
 
@@ -56,6 +56,7 @@ class TableCounts:
             "plaintext": self.plaintext,
             "empty": self.empty,
             "unknown": self.unknown,
+            "stray": self.stray,
             "plaintext_tags": dict(self.plaintext_tags),
             "key_ids": dict(self.key_ids),
         }
@@ -69,6 +70,7 @@ class AuditReport:
     kind: str
     tables: dict[str, TableCounts] = field(default_factory=dict)
     plaintext_examples: list[dict[str, Any]] = field(default_factory=list)
+    stray_examples: list[dict[str, Any]] = field(default_factory=list)
     metadata_keys: dict[str, int] = field(default_factory=dict)
     metadata_rows: int = 0
     metadata_unreadable: int = 0
@@ -86,6 +88,8 @@ class AuditReport:
             if t.plaintext:
                 tags = ", ".join(f"{tag} x{n}" for tag, n in sorted(t.plaintext_tags.items()))
                 out.append(f"{t.plaintext} of {t.rows} rows in {name} are not encrypted ({tags})")
+            if t.stray:
+                out.append(f"{t.stray} rows in {name} hold a value no saver wrote (stray; see `serde-kit status`)")
         return out
 
     def warnings(self) -> list[str]:
@@ -107,8 +111,8 @@ class AuditReport:
         if non_null:
             chans = ", ".join(sorted(non_null))
             out.append(
-                "PostgresSaver keeps str/int/float/bool channel values inline in the "
-                f"checkpoints JSONB, unencrypted (channels: {chans})"
+                "the saver keeps str/int/float/bool channel values inline in the "
+                f"checkpoints JSON, unencrypted (channels: {chans})"
             )
         for name, t in self.tables.items():
             if t.legacy:
@@ -133,6 +137,7 @@ class AuditReport:
             "tables": {n: t.to_json() for n, t in self.tables.items()},
             "plaintext_rows": self.plaintext_rows,
             "plaintext_examples": self.plaintext_examples,
+            "stray_examples": self.stray_examples,
             "metadata_rows": self.metadata_rows,
             "metadata_keys": dict(sorted(self.metadata_keys.items())),
             "inline_primitives": self.inline_primitives,
@@ -142,57 +147,14 @@ class AuditReport:
             "passed": self.exit_code(strict=strict) == 0,
         }
 
-    def to_text(self, *, strict: bool = False) -> str:
-        """Readable report with aligned tables and a verdict line."""
-        from serde_kit.tools.inspect_cli import table
-
-        lines = [f"audit of {self.store}", ""]
-        rows = [
-            [name, t.rows, t.encrypted, t.legacy, t.plaintext, t.empty, t.unknown,
-             ", ".join(f"{k} x{n}" for k, n in sorted(t.key_ids.items()))]
-            for name, t in self.tables.items()
-        ]  # fmt: skip
-        lines.append(
-            table(["TABLE", "ROWS", "ENCRYPTED", "LEGACY +aes", "PLAINTEXT", "EMPTY", "UNKNOWN", "KEY IDS"], rows)
-        )
-        if self.plaintext_examples:
-            lines += ["", "plaintext rows (first few):"]
-            lines += [f"  {e['table']} {e['pk']} tag={e['tag']}" for e in self.plaintext_examples]
-        if self.metadata_keys:
-            lines += ["", f"metadata keys (plaintext, {self.metadata_rows} checkpoint rows):"]
-            lines.append(table(["KEY", "ROWS"], sorted(self.metadata_keys.items())))
-        if self.inline_primitives:
-            lines += ["", "inline channel values in checkpoints JSONB (plaintext):"]
-            prim_rows = [
-                [ch, ", ".join(f"{t} x{n}" for t, n in sorted(types.items()))]
-                for ch, types in sorted(self.inline_primitives.items())
-            ]
-            lines.append(table(["CHANNEL", "JSON TYPES"], prim_rows))
-        lines.append("")
-        for f in self.failures():
-            lines.append(f"FAIL: {f}")
-        for w in self.warnings():
-            lines.append(f"{'FAIL' if strict else 'warning'}: {w}")
-        if self.failures():
-            lines.append(
-                "-> encrypt them: configure EncryptedSerializer in the application, then "
-                "`serde-kit rotate --encrypt-plaintext --apply`"
-            )
-        verdict = "PASSED" if self.exit_code(strict=strict) == 0 else "FAILED"
-        mode = " (strict)" if strict else ""
-        lines.append(f"audit {verdict}{mode}")
-        return "\n".join(lines)
-
-
 def audit_store(
-    store: Store,
+    store: Database,
     *,
     batch_size: int = 500,
     progress: Callable[[int], None] | None = None,
 ) -> AuditReport:
     """Audit ``store`` (read-only; header-only classification, nothing is decrypted)."""
-    decoder = RowDecoder()
-    report = AuditReport(store.describe(), store.kind)
+    report = AuditReport(store.describe(), store.dialect)
     for t in store.tables:
         report.tables[t.name] = TableCounts()
     # The header (version, id length, id of up to 64 bytes) plus nonce and GCM
@@ -201,16 +163,19 @@ def audit_store(
         for row in batch:
             counts = report.tables[row.table]
             counts.rows += 1
-            if row.is_empty:
+            info = row.info
+            if info.kind is RowKind.EMPTY:
                 counts.empty += 1
-                continue
-            info = decoder.classify(row.tag, row.blob)
-            if info.kind == "aesgcm":
+            elif info.kind is RowKind.AESGCM:
                 counts.encrypted += 1
                 counts.key_ids[str(info.key_id)] += 1
-            elif info.kind == "legacy":
+            elif info.kind is RowKind.LEGACY:
                 counts.legacy += 1
-            elif info.kind == "plaintext":
+            elif info.kind is RowKind.STRAY:
+                counts.stray += 1
+                if len(report.stray_examples) < _EXAMPLES:
+                    report.stray_examples.append({"table": row.table, "pk": list(row.pk), "problem": info.problem})
+            elif info.kind is RowKind.PLAINTEXT:
                 counts.plaintext += 1
                 counts.plaintext_tags[str(row.tag)] += 1
                 if len(report.plaintext_examples) < _EXAMPLES:
@@ -222,76 +187,20 @@ def audit_store(
         if progress is not None:
             progress(len(batch))
     _audit_metadata(store, report, batch_size)
-    if store.kind == "postgres":
-        _audit_inline(store, report)
+    report.inline_primitives = store.inline_primitives(batch_size)
     return report
 
 
-def _audit_metadata(store: Store, report: AuditReport, batch_size: int) -> None:
-    conn: Any = store.conn  # type: ignore[attr-defined]
-    if store.kind == "postgres":
-        report.metadata_rows = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
-        rows = conn.execute(
-            "SELECT k, count(*) FROM checkpoints, "
-            "jsonb_object_keys(CASE WHEN jsonb_typeof(metadata) = 'object' "
-            "THEN metadata ELSE '{}'::jsonb END) AS k GROUP BY k"
-        ).fetchall()
-        report.metadata_keys = {k: int(n) for k, n in rows}
-        return
-    # SQLite stores metadata as JSON bytes; parse it here rather than with
-    # json_each so one malformed row cannot abort the whole count.
+def _audit_metadata(db: Database, report: AuditReport, batch_size: int) -> None:
+    # Metadata is parsed one row at a time, so one malformed row cannot abort the count.
     keys: Counter[str] = Counter()
-    after: tuple[Any, ...] | None = None
-    while True:
-        if after is None:
-            page = conn.execute(
-                "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints "
-                "ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT ?",
-                (batch_size,),
-            ).fetchall()
-        else:
-            page = conn.execute(
-                "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints "
-                "WHERE (thread_id, checkpoint_ns, checkpoint_id) > (?, ?, ?) "
-                "ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT ?",
-                (*after, batch_size),
-            ).fetchall()
-        if not page:
-            break
-        for *_pk, meta in page:
-            report.metadata_rows += 1
-            if meta is None:
-                continue
-            try:
-                data = json.loads(bytes(meta) if not isinstance(meta, str) else meta)
-            except (ValueError, TypeError):
-                report.metadata_unreadable += 1
-                continue
-            if isinstance(data, dict):
-                keys.update(str(k) for k in data)
-        after = tuple(page[-1][:3])
+    for data in db.iter_metadata(batch_size):
+        report.metadata_rows += 1
+        if data is None:
+            continue
+        if isinstance(data, dict) and "$error" in data and len(data) == 1:
+            report.metadata_unreadable += 1
+            continue
+        if isinstance(data, dict):
+            keys.update(str(k) for k in data)
     report.metadata_keys = dict(keys)
-
-
-def _audit_inline(store: Store, report: AuditReport) -> None:
-    conn: Any = store.conn  # type: ignore[attr-defined]
-    # An inline value with a blob at the same version is the delta-snapshot
-    # marker (`true`), not data: the blob holds the value, encrypted or not.
-    rows = conn.execute(
-        """
-        SELECT kv.key, jsonb_typeof(kv.value), count(*)
-        FROM checkpoints c,
-             jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object'
-                             THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) AS kv
-        WHERE NOT EXISTS (
-            SELECT 1 FROM checkpoint_blobs b
-            WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-              AND b.channel = kv.key
-              AND b.version = c.checkpoint -> 'channel_versions' ->> kv.key)
-        GROUP BY 1, 2
-        """
-    ).fetchall()
-    out: dict[str, dict[str, int]] = {}
-    for channel, json_type, n in rows:
-        out.setdefault(channel, {})[json_type] = int(n)
-    report.inline_primitives = out

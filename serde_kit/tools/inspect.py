@@ -7,10 +7,11 @@ thread's history, and decode a single blob. Values go through
 module named in the data is ever imported. Encrypted rows are decrypted when a
 keyring is given and shown as ``encrypted (key id k1)`` when not.
 
-Everything here only reads: the store is opened read-only by the caller
-(:func:`serde_kit.tools.stores.open_store`), and the queries are plain SELECTs
-over the saver's own tables (layouts of langgraph-checkpoint-sqlite 3.x and
-langgraph-checkpoint-postgres 3.x).
+Everything here only reads: the database is opened read-only by the caller
+(:func:`serde_kit.tools.db.open_database`), and every query is the database
+object's own (layouts of langgraph-checkpoint-sqlite 3.x, -postgres 3.x and
+-mysql 3.x).  A row that cannot be read renders as an ``$error`` cell and is
+counted in ``CheckpointView.unreadable``; the rest is still shown.
 """
 
 from __future__ import annotations
@@ -21,27 +22,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.crypto import (
-    CIPHER_NAME,
-    LEGACY_CIPHER_NAME,
-    EncryptedSerializer,
-    Keyring,
-    RowInfo,
-    blob_key_id,
-    load_keyring,
-)
+from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
 from serde_kit.crypto.keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID
-from serde_kit.errors import ConfigError, SerdeError
+from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_row
+from serde_kit.errors import ConfigError, MalformedDataError, SerdeError
+from serde_kit.tools.common import describe_failure
+from serde_kit.tools.db import Database
 from serde_kit.tools.render import render_typed
-from serde_kit.tools.stores import EMPTY_TAG, Store
 
 __all__ = [
+    "CheckpointDiff",
     "CheckpointView",
     "RowDecoder",
     "ThreadSummary",
     "WriteView",
     "decode_blob",
     "derive_next",
+    "diff_checkpoints",
     "encrypted_marker",
     "keyring_from_env",
     "list_threads",
@@ -102,30 +99,25 @@ class RowDecoder:
             else EncryptedSerializer(_NoInner(), keyring, allow_plaintext=True)
         )
 
-    def classify(self, tag: str | None, blob: bytes | None) -> RowInfo:
-        """Header-only classification (works without a keyring)."""
-        if tag is None:
-            return RowInfo("unknown", None, None)
-        if "+" not in tag:
-            return RowInfo("plaintext", tag, None)
-        inner, _, cipher = tag.partition("+")
-        if cipher == CIPHER_NAME:
-            try:
-                return RowInfo("aesgcm", inner, blob_key_id(blob or b""))
-            except SerdeError:
-                return RowInfo("unknown", inner, None)
-        if cipher == LEGACY_CIPHER_NAME:
-            return RowInfo("legacy", inner, LEGACY_KEY_ID)
-        return RowInfo("unknown", inner, None)
+    def classify(self, tag: Any, blob: Any) -> RowInfo:
+        """Header-only classification (works without a keyring); see :mod:`serde_kit.crypto.rows`."""
+        info = classify_row(tag, blob)
+        if info.kind is RowKind.LEGACY:
+            return info._replace(key_id=LEGACY_KEY_ID)
+        return info
 
-    def decrypt(self, tag: str | None, blob: bytes | None) -> tuple[str | None, bytes | None]:
+    def decrypt(self, tag: Any, blob: Any) -> tuple[str | None, bytes | None]:
         """``(inner_tag, inner_bytes)``; raises CryptoError/DecodeError when that is impossible."""
-        if tag is None or "+" not in tag:
+        info = self.classify(tag, blob)
+        if info.kind is RowKind.STRAY:
+            raise MalformedDataError(f"stray row: {info.problem}")
+        if info.kind in (RowKind.PLAINTEXT, RowKind.EMPTY):
             return tag, blob
         if self._serde is None:
-            info = self.classify(tag, blob)
             raise _Encrypted(info)
-        return self._serde.decrypt_row((tag, blob))  # type: ignore[arg-type]
+        if self._serde is not None and info.kind is RowKind.UNKNOWN and info.problem:
+            raise MalformedDataError(info.problem)
+        return self._serde.decrypt_row((tag, blob))
 
     def decode(self, tag: str | None, blob: bytes | None) -> Any:
         """Rendered value of one row (see the class docstring)."""
@@ -137,7 +129,7 @@ class RowDecoder:
         except _Encrypted as e:
             return encrypted_marker(e.info)
         except SerdeError as e:
-            return {"$error": f"{type(e).__name__}: {e}"}
+            return {"$error": describe_failure(self.classify(tag, blob), e)}
 
     def raw(self, tag: str | None, blob: bytes | None) -> tuple[str | None, bytes | None] | None:
         """Inner ``(tag, bytes)`` when the row can be read, else None (no detail)."""
@@ -241,6 +233,7 @@ class CheckpointView:
     pending_writes: list[WriteView] = field(default_factory=list)
     next: list[str] | None = None
     tasks: dict[str, str] = field(default_factory=dict)
+    unreadable: int = 0
 
     @property
     def step(self) -> int | None:
@@ -262,6 +255,7 @@ class CheckpointView:
             "pending_writes": [w.to_json() for w in self.pending_writes],
             "next": self.next,
             "tasks": self.tasks,
+            "unreadable": self.unreadable,
         }
 
 
@@ -270,31 +264,8 @@ class CheckpointView:
 # ---------------------------------------------------------------------------
 
 
-def _sql(store: Store, text: str) -> str:
-    return text.replace("?", "%s") if store.kind == "postgres" else text
-
-
-def _rows(store: Store, text: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
-    return list(store.conn.execute(_sql(store, text), list(params)).fetchall())  # type: ignore[attr-defined]
-
-
-def _writes_table(store: Store) -> str:
-    return "writes" if store.kind == "sqlite" else "checkpoint_writes"
-
-
-def _writes_blob_column(store: Store) -> str:
-    return "value" if store.kind == "sqlite" else "blob"
-
-
-def _has_task_path(store: Store) -> bool:
-    if store.kind == "postgres":
-        return True
-    cols = {r[1] for r in _rows(store, "PRAGMA table_info(writes)")}
-    return "task_path" in cols
-
-
 def _metadata(raw: Any) -> Any:
-    """SQLite keeps metadata as JSON bytes, PostgreSQL as JSONB (already a dict)."""
+    """Metadata as Python data: SQLite keeps JSON bytes, PostgreSQL JSONB, MySQL JSON text."""
     if raw is None:
         return {}
     if isinstance(raw, (bytes, bytearray, memoryview)):
@@ -307,24 +278,10 @@ def _metadata(raw: Any) -> Any:
     return raw
 
 
-def list_threads(store: Store, *, limit: int | None = None) -> list[ThreadSummary]:
+def list_threads(db: Database, *, limit: int | None = None) -> list[ThreadSummary]:
     """Every thread (and checkpoint namespace) with its checkpoint count and last step."""
-    wt = _writes_table(store)
-    query = f"""
-        SELECT c.thread_id, c.checkpoint_ns, c.n, c.last_id, k.metadata,
-               (SELECT count(*) FROM {wt} w WHERE w.thread_id = c.thread_id
-                  AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.last_id)
-        FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(checkpoint_id) AS last_id
-              FROM checkpoints GROUP BY thread_id, checkpoint_ns) c
-        JOIN checkpoints k ON k.thread_id = c.thread_id AND k.checkpoint_ns = c.checkpoint_ns
-             AND k.checkpoint_id = c.last_id
-        ORDER BY c.thread_id, c.checkpoint_ns"""
-    params: list[Any] = []
-    if limit is not None:
-        query += " LIMIT ?"
-        params.append(int(limit))
     out = []
-    for thread_id, ns, n, last_id, meta, writes in _rows(store, query, params):
+    for thread_id, ns, n, last_id, meta, writes in db.list_threads(limit=limit):
         md = _metadata(meta)
         step = md.get("step") if isinstance(md, dict) else None
         source = md.get("source") if isinstance(md, dict) else None
@@ -339,32 +296,8 @@ def list_threads(store: Store, *, limit: int | None = None) -> list[ThreadSummar
     return out
 
 
-def _fetch_checkpoint_rows(
-    store: Store,
-    thread_id: str,
-    checkpoint_ns: str,
-    *,
-    checkpoint_id: str | None = None,
-    limit: int | None = None,
-) -> list[tuple[Any, ...]]:
-    if store.kind == "sqlite":
-        cols = "checkpoint_id, parent_checkpoint_id, metadata, type, checkpoint"
-    else:
-        cols = "checkpoint_id, parent_checkpoint_id, metadata, NULL, checkpoint"
-    query = f"SELECT {cols} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
-    params: list[Any] = [thread_id, checkpoint_ns]
-    if checkpoint_id is not None:
-        query += " AND checkpoint_id = ?"
-        params.append(checkpoint_id)
-    query += " ORDER BY checkpoint_id DESC"
-    if limit is not None:
-        query += " LIMIT ?"
-        params.append(int(limit))
-    return _rows(store, query, params)
-
-
 def show_checkpoint(
-    store: Store,
+    db: Database,
     thread_id: str,
     *,
     checkpoint_id: str | None = None,
@@ -377,21 +310,19 @@ def show_checkpoint(
     does not exist.
     """
     decoder = decoder or RowDecoder()
-    rows = _fetch_checkpoint_rows(
-        store, thread_id, checkpoint_ns, checkpoint_id=checkpoint_id, limit=1
-    )
+    rows = db.checkpoint_rows(thread_id, checkpoint_ns, checkpoint_id=checkpoint_id, limit=1)
     if not rows:
         what = f"checkpoint {checkpoint_id!r} of thread" if checkpoint_id else "thread"
         ns = f" in namespace {checkpoint_ns!r}" if checkpoint_ns else ""
         raise ConfigError(
-            f"no {what} {thread_id!r}{ns} in {store.describe()}; "
+            f"no {what} {thread_id!r}{ns} in {db.describe()}; "
             "run `serde-kit inspect` without --thread to list the threads"
         )
-    return _build_view(store, thread_id, checkpoint_ns, rows[0], decoder)
+    return _build_view(db, thread_id, checkpoint_ns, rows[0], decoder)
 
 
 def thread_history(
-    store: Store,
+    db: Database,
     thread_id: str,
     *,
     checkpoint_ns: str = "",
@@ -400,47 +331,57 @@ def thread_history(
 ) -> list[CheckpointView]:
     """A thread's checkpoints, newest first (parent links in each view)."""
     decoder = decoder or RowDecoder()
-    rows = _fetch_checkpoint_rows(store, thread_id, checkpoint_ns, limit=limit)
+    rows = db.checkpoint_rows(thread_id, checkpoint_ns, limit=limit)
     if not rows:
         raise ConfigError(
-            f"no thread {thread_id!r} in {store.describe()}; "
+            f"no thread {thread_id!r} in {db.describe()}; "
             "run `serde-kit inspect` without --thread to list the threads"
         )
-    return [_build_view(store, thread_id, checkpoint_ns, r, decoder) for r in rows]
+    return [_build_view(db, thread_id, checkpoint_ns, r, decoder) for r in rows]
 
 
 def _build_view(
-    store: Store, thread_id: str, ns: str, row: tuple[Any, ...], decoder: RowDecoder
+    db: Database, thread_id: str, ns: str, row: tuple[Any, ...], decoder: RowDecoder
 ) -> CheckpointView:
     checkpoint_id, parent_id, meta, tag, raw_checkpoint = row
     storage: dict[str, str] = {}
-    if store.kind == "sqlite":
-        blob = None if raw_checkpoint is None else bytes(raw_checkpoint)
+    channel_values: dict[str, Any] = {}
+    if db.layout.checkpoint_serde:
+        blob = raw_checkpoint
         info = decoder.classify(tag, blob)
         checkpoint_row = _row_info(tag, info, blob)
         rendered = decoder.decode(tag, blob)
         if isinstance(rendered, dict) and isinstance(rendered.get("channel_values"), dict):
             channel_values = rendered["channel_values"]
-            skeleton = {k: v for k, v in rendered.items() if k != "channel_values"}
+            skeleton: Any = {k: v for k, v in rendered.items() if k != "channel_values"}
             storage = {k: "checkpoint" for k in channel_values}
         else:
-            channel_values, skeleton = {}, rendered
+            skeleton = rendered
     else:
-        checkpoint_row = {"storage": "jsonb (plaintext)"}
-        skeleton = dict(raw_checkpoint or {})
-        inline = skeleton.pop("channel_values", None) or {}
-        versions = skeleton.get("channel_versions") or {}
-        channel_values = {}
-        for name, value in inline.items():
-            channel_values[name] = value
-            storage[name] = "inline"
-        for channel, tag_, blob in _pg_blobs(store, thread_id, ns, versions):
+        checkpoint_row = {"storage": "json (plaintext)"}
+        if isinstance(raw_checkpoint, dict):
+            skeleton = dict(raw_checkpoint)
+            inline = skeleton.pop("channel_values", None)
+        else:
+            skeleton = {"$error": f"checkpoint JSON is {type(raw_checkpoint).__name__}, not an object"}
+            inline = None
+        if inline is not None and not isinstance(inline, dict):
+            channel_values["channel_values"] = {"$error": f"channel_values is {type(inline).__name__}, not an object"}
+            inline = None
+        versions = skeleton.get("channel_versions") if isinstance(skeleton, dict) else None
+        if versions is not None and not isinstance(versions, dict):
+            skeleton["channel_versions"] = {"$error": f"channel_versions is {type(versions).__name__}, not an object"}
+            versions = None
+        for name, value in (inline or {}).items():
+            channel_values[str(name)] = value
+            storage[str(name)] = "inline"
+        for channel, tag_, blob in db.channel_blobs(thread_id, ns, versions or {}):
             # A blob wins over an inline value (the delta-snapshot marker `true`).
             if tag_ == EMPTY_TAG:
                 continue
             channel_values[channel] = decoder.decode(tag_, blob)
             storage[channel] = _storage_label(tag_, decoder.classify(tag_, blob))
-    writes = _fetch_writes(store, thread_id, ns, checkpoint_id, decoder)
+    writes = _fetch_writes(db, thread_id, ns, checkpoint_id, decoder)
     view = CheckpointView(
         thread_id=thread_id,
         checkpoint_ns=ns,
@@ -453,10 +394,23 @@ def _build_view(
         storage=storage,
         pending_writes=writes,
     )
-    view.next = derive_next(skeleton, channel_values)
-    if view.next is not None:
-        view.tasks = task_status(view.next, writes)
+    try:
+        view.next = derive_next(skeleton, channel_values)
+        if view.next is not None:
+            view.tasks = task_status(view.next, writes)
+    except Exception:  # a shape derive_next does not know: show the rest without it
+        view.next = None
+    view.unreadable = count_errors([skeleton, channel_values, [w.value for w in writes]])
     return view
+
+
+def count_errors(rendered: Any) -> int:
+    """Number of ``$error`` cells in rendered data."""
+    if isinstance(rendered, dict):
+        return (1 if "$error" in rendered else 0) + sum(count_errors(v) for v in rendered.values())
+    if isinstance(rendered, list):
+        return sum(count_errors(v) for v in rendered)
+    return 0
 
 
 def _row_info(tag: str | None, info: RowInfo, blob: bytes | None) -> dict[str, Any]:
@@ -473,42 +427,74 @@ def _storage_label(tag: str | None, info: RowInfo) -> str:
     return label
 
 
-def _pg_blobs(
-    store: Store, thread_id: str, ns: str, versions: Mapping[str, Any]
-) -> list[tuple[str, str | None, bytes | None]]:
-    if not versions:
-        return []
-    channels = [str(k) for k in versions]
-    vers = [str(v) for v in versions.values()]
-    rows = _rows(
-        store,
-        "SELECT channel, type, blob FROM checkpoint_blobs WHERE thread_id = ? AND checkpoint_ns = ? "
-        "AND (channel, version) IN (SELECT * FROM unnest(?::text[], ?::text[]))",
-        [thread_id, ns, channels, vers],
-    )
-    return [(c, t, None if b is None else bytes(b)) for c, t, b in rows]
-
-
-def _fetch_writes(
-    store: Store, thread_id: str, ns: str, checkpoint_id: str, decoder: RowDecoder
-) -> list[WriteView]:
-    table, blob_col = _writes_table(store), _writes_blob_column(store)
-    task_path = "task_path" if _has_task_path(store) else "''"
-    rows = _rows(
-        store,
-        f"SELECT task_id, {task_path}, idx, channel, type, {blob_col} FROM {table} "
-        "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
-        # by position: databases from before task_path existed select '' instead
-        "ORDER BY 2, 1, 3",
-        [thread_id, ns, checkpoint_id],
-    )
+def _fetch_writes(db: Database, thread_id: str, ns: str, checkpoint_id: str, decoder: RowDecoder) -> list[WriteView]:
     return [
-        WriteView(
-            task_id, path or "", int(idx), channel, tag,
-            decoder.decode(tag, None if blob is None else bytes(blob)),
-        )
-        for task_id, path, idx, channel, tag, blob in rows
-    ]  # fmt: skip
+        WriteView(str(task_id), path or "", int(idx), str(channel), tag, decoder.decode(tag, blob))
+        for task_id, path, idx, channel, tag, blob in db.pending_writes(thread_id, ns, checkpoint_id)
+    ]
+
+
+@dataclass
+class CheckpointDiff:
+    """What changed in a thread's channel values from one checkpoint to another.
+
+    ``changed`` maps a channel to ``[before, after]`` (rendered values).
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    from_checkpoint_id: str | None
+    to_checkpoint_id: str
+    from_step: int | None
+    to_step: int | None
+    added: dict[str, Any] = field(default_factory=dict)
+    removed: dict[str, Any] = field(default_factory=dict)
+    changed: dict[str, list[Any]] = field(default_factory=dict)
+    unreadable: int = 0
+
+
+def diff_checkpoints(
+    db: Database,
+    thread_id: str,
+    *,
+    from_id: str | None = None,
+    to_id: str | None = None,
+    checkpoint_ns: str = "",
+    decoder: RowDecoder | None = None,
+) -> CheckpointDiff:
+    """Channels added, removed and changed between two checkpoints of a thread.
+
+    By default ``to_id`` is the newest checkpoint and ``from_id`` its parent
+    (the last step).  Raises :class:`~serde_kit.errors.ConfigError` when a
+    checkpoint does not exist.
+    """
+    decoder = decoder or RowDecoder()
+    after = show_checkpoint(db, thread_id, checkpoint_id=to_id, checkpoint_ns=checkpoint_ns, decoder=decoder)
+    from_id = from_id if from_id is not None else after.parent_checkpoint_id
+    before = (
+        None
+        if from_id is None
+        else show_checkpoint(db, thread_id, checkpoint_id=from_id, checkpoint_ns=checkpoint_ns, decoder=decoder)
+    )
+    old = {} if before is None else before.channel_values
+    new = after.channel_values
+    diff = CheckpointDiff(
+        thread_id=thread_id,
+        checkpoint_ns=checkpoint_ns,
+        from_checkpoint_id=from_id,
+        to_checkpoint_id=after.checkpoint_id,
+        from_step=None if before is None else before.step,
+        to_step=after.step,
+        unreadable=after.unreadable + (0 if before is None else before.unreadable),
+    )
+    for name in sorted(set(old) | set(new)):
+        if name not in old:
+            diff.added[name] = new[name]
+        elif name not in new:
+            diff.removed[name] = old[name]
+        elif old[name] != new[name]:
+            diff.changed[name] = [old[name], new[name]]
+    return diff
 
 
 # ---------------------------------------------------------------------------

@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.allowlist import ENV_FILE_VAR, ENV_VAR, Allowlist
+from serde_kit.allowlist import ENV_VAR, Allowlist
+from serde_kit.crypto.rows import RowKind
 from serde_kit.tools.inspect import RowDecoder
 from serde_kit.tools.render import render_typed
-from serde_kit.tools.stores import Store
+from serde_kit.tools.db import Database
 from serde_kit.errors import SerdeError
 
 __all__ = ["ScanReport", "TypeUse", "iter_types", "scan_store"]
@@ -107,54 +108,6 @@ class ScanReport:
             "snippets": self.snippets(),
         }
 
-    def to_text(self) -> str:
-        """Readable report with an aligned table."""
-        from serde_kit.tools.inspect_cli import table  # formatting helper lives with the CLI
-
-        lines = [f"scanned {self.rows_read} of {self.rows_total} rows in {self.store}"]
-        if self.rows_empty:
-            lines.append(f"  {self.rows_empty} rows hold no value (empty)")
-        for key_id, n in sorted(self.rows_locked.items()):
-            lines.append(f"  {n} rows encrypted under {key_id} were skipped: no key (set the keyring env)")
-        if self.rows_failed:
-            lines.append(f"  {self.rows_failed} rows could not be decoded:")
-            lines += [f"    {f}" for f in self.failures]
-        lines.append("")
-        if self.types:
-            rows = [
-                [t.key, ",".join(str(c) for c in sorted(t.codes, key=str)), t.count, t.rows,
-                 "yes" if t.covered else "NO", "yes" if t.default else ""]
-                for t in self.sorted_types()
-            ]  # fmt: skip
-            lines.append(table(["TYPE", "EXT", "COUNT", "ROWS", "ALLOWED", "BUILT-IN"], rows))
-        else:
-            lines.append("no ext types found")
-        if self.numpy_arrays:
-            lines.append(f"\n{self.numpy_arrays} numpy arrays (ext 6: decoded without an allowlist entry)")
-        missing = self.missing()
-        lines.append("")
-        if missing:
-            lines.append(
-                f"{len(missing)} type(s) are NOT covered by the current allowlist "
-                f"({ENV_VAR} / {ENV_FILE_VAR}); loading them would raise BlockedTypeError."
-            )
-        else:
-            lines.append("every type found is covered by the current allowlist.")
-        if self.needed():
-            snip = self.snippets()
-            lines += [
-                "",
-                "allowlist for the types above that are not built in:",
-                "  # in code",
-                f"  {snip['code']}",
-                "  # environment",
-                f"  {snip['env']}",
-                f"  # file named by {ENV_FILE_VAR}",
-                *(f"  {line}" for line in snip["file"].splitlines()),
-            ]
-        return "\n".join(lines)
-
-
 def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
     """``(module, name, code)`` of every ext value in rendered data.
 
@@ -182,7 +135,7 @@ def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
 
 
 def scan_store(
-    store: Store,
+    store: Database,
     *,
     decoder: RowDecoder | None = None,
     allowlist: Allowlist | None = None,
@@ -205,6 +158,12 @@ def scan_store(
             report.rows_total += 1
             if row.is_empty:
                 report.rows_empty += 1
+                continue
+            info = row.info
+            if info.kind is RowKind.STRAY:
+                report.rows_failed += 1
+                if len(report.failures) < max_failures:
+                    report.failures.append(f"{row.table} {row.pk}: stray row: {info.problem}")
                 continue
             inner = decoder.raw(row.tag, row.blob)
             if inner is None:

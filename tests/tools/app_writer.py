@@ -1,12 +1,14 @@
 """A LangGraph application process that keeps writing while rotate runs (used by the tests).
 
-Usage: python app_writer.py (--sqlite PATH | --postgres DSN) --thread ID --checkpoint-id ID --stop-file PATH
+Usage: python app_writer.py (--sqlite PATH | --postgres DSN | --mysql DSN) --thread ID --checkpoint-id ID
 
-Mid-deploy keyring (k1 still primary, k2 known).  Keeps upserting one pending
-write (task ``app-task``, channel ``__error__``) on the given checkpoint with
-values ``app value 0, 1, ...`` and every fifth round runs the graph on a new
-thread ``live-N``.  Prints ``ready`` after three rounds; stops once the stop
-file exists; then prints one JSON line: ``{"last_value", "upserts", "threads"}``.
+Mid-deploy keyring (k1 still primary, k2 known).  Prints ``ready``, then runs
+one round per line read on stdin, until stdin closes: each round upserts one
+pending write (task ``app-task``, channel ``__error__``) on the given
+checkpoint with value ``app value N``, and every fifth round runs the graph on
+a new thread ``live-N``.  The test sends a line per rotate batch, so the work
+is bounded by a count and overlaps rotation whatever the machine's speed.
+At the end it prints one JSON line: ``{"last_value", "upserts", "threads"}``.
 """
 
 from __future__ import annotations
@@ -44,20 +46,27 @@ def main() -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--sqlite")
     where.add_argument("--postgres")
+    where.add_argument("--mysql")
     parser.add_argument("--thread", required=True)
     parser.add_argument("--checkpoint-id", required=True)
-    parser.add_argument("--stop-file", required=True)
     args = parser.parse_args()
-    factory = partial(sqlite_saver, args.sqlite) if args.sqlite else partial(postgres_saver, args.postgres)
+    if args.sqlite:
+        factory = partial(sqlite_saver, args.sqlite)
+    elif args.postgres:
+        factory = partial(postgres_saver, args.postgres)
+    else:
+        from rotate_fixtures import mysql_saver
+
+        factory = partial(mysql_saver, args.mysql)
     keyring = K_OLD.with_key("k2", K_ROTATE.key("k2"))
     target = {"configurable": {"thread_id": args.thread, "checkpoint_ns": "", "checkpoint_id": args.checkpoint_id}}
-    stop = Path(args.stop_file)
     threads = []
     n = 0
     last = None
     with factory(EncryptedSerializer(inner_serializer(), keyring)) as saver:
         app = build_graph().compile(checkpointer=saver)
-        while n < 3 or not stop.exists():
+        print("ready", flush=True)
+        while sys.stdin.readline():
             value = f"app value {n}"
             saver.put_writes(target, [(ERROR_CHANNEL, value)], task_id="app-task")
             last = value
@@ -66,8 +75,6 @@ def main() -> None:
                 run_thread(app, thread, count, resume=resume)
                 threads.append(n)
             n += 1
-            if n == 3:
-                print("ready", flush=True)
     print(json.dumps({"last_value": last, "upserts": n, "threads": threads}), flush=True)
 
 

@@ -2,7 +2,8 @@
 
 Each database is written once per session by running the real graph, then
 copied per test: SQLite by copying the file, PostgreSQL with
-``CREATE DATABASE ... TEMPLATE``.
+``CREATE DATABASE ... TEMPLATE``, MariaDB by copying the tables.
+``graph_db`` gives ``(dialect, location)`` for each of the three dialects.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from rotate_fixtures import populate, postgres_saver, sqlite_saver
+from rotate_fixtures import DIALECTS, mysql_saver, populate, postgres_saver, sqlite_saver
 
 THREADS_PER_GROUP = 3
 
@@ -43,3 +44,22 @@ def graph_postgres_template(postgres_server) -> str:
 def graph_postgres_db(postgres_server, graph_postgres_template: str, request: pytest.FixtureRequest) -> str:
     """DSN of a fresh copy of the graph-populated PostgreSQL database."""
     return postgres_server.new_database(request.node.name, template=graph_postgres_template)
+
+
+@pytest.fixture(scope="session")
+def graph_mysql_template(mysql_server) -> str:
+    dsn = mysql_server.new_database("template")
+    populate(partial(mysql_saver, dsn), threads_per_group=THREADS_PER_GROUP)
+    return dsn
+
+
+@pytest.fixture
+def graph_mysql_db(mysql_server, graph_mysql_template: str, request: pytest.FixtureRequest) -> str:
+    """DSN of a fresh copy of the graph-populated MariaDB database."""
+    return mysql_server.new_database(request.node.name, template=graph_mysql_template)
+
+
+@pytest.fixture(params=DIALECTS)
+def graph_db(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """``(dialect, location)`` of a fresh graph-populated database, for each dialect."""
+    return request.param, request.getfixturevalue(f"graph_{request.param}_db")

@@ -246,11 +246,27 @@ def populate_postgres(dsn: str, mod: Any, kinds: tuple[str, ...]) -> dict[str, T
     return records
 
 
+def populate_mysql(dsn: str, mod: Any, kinds: tuple[str, ...]) -> dict[str, ThreadRecord]:
+    """As :func:`populate_sqlite`, through the real PyMySQLSaver (MariaDB)."""
+    import pymysql
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    records = {}
+    with pymysql.connect(**PyMySQLSaver.parse_conn_string(dsn), autocommit=True) as conn:
+        PyMySQLSaver(conn).setup()
+        for kind in kinds:
+            records.update(run_threads(PyMySQLSaver(conn, serde=serde_for(kind)), mod, prefix=kind))
+    return records
+
+
+_POPULATE = {"postgres": populate_postgres, "mysql": populate_mysql}
+
+
 @dataclass
 class Databases:
     """The three databases of one backend, plus what LangGraph said about their threads."""
 
-    backend: str  # "sqlite" | "postgres"
+    backend: str  # "sqlite" | "postgres" | "mysql"
     mixed: str  # plain + encrypted + legacy threads
     plain: str
     encrypted: str
@@ -263,9 +279,9 @@ class Databases:
 
     def store(self, which: str) -> Any:
         """A read-only store on database ``which``."""
-        from serde_kit.tools.stores import open_store
+        from serde_kit.tools.db import open_database
 
-        return open_store(**{self.backend: getattr(self, which)})
+        return open_database(**{self.backend: getattr(self, which)})
 
 
 def build_databases(backend: str, tmp: Path, *, new_dsn: Any = None) -> Databases:
@@ -281,22 +297,26 @@ def build_databases(backend: str, tmp: Path, *, new_dsn: Any = None) -> Database
             populate_sqlite(Path(paths["plain"]), um.module, ("plain",))
             populate_sqlite(Path(paths["encrypted"]), um.module, ("encrypted",))
         else:
+            populate = _POPULATE[backend]
             paths = {name: new_dsn(f"inspect_{name}") for name in ("mixed", "plain", "encrypted")}
-            records.update(populate_postgres(paths["mixed"], um.module, ("plain", "encrypted", "legacy")))
-            populate_postgres(paths["plain"], um.module, ("plain",))
-            populate_postgres(paths["encrypted"], um.module, ("encrypted",))
+            records.update(populate(paths["mixed"], um.module, ("plain", "encrypted", "legacy")))
+            populate(paths["plain"], um.module, ("plain",))
+            populate(paths["encrypted"], um.module, ("encrypted",))
     um.module = None
     return Databases(backend, paths["mixed"], paths["plain"], paths["encrypted"], records, um)
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    scope="module",
+    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres), pytest.param("mysql", marks=pytest.mark.mysql)],
+)
 def dbs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Databases:
-    """Graph-written databases on SQLite and on PostgreSQL (one module-scoped set each)."""
+    """Graph-written databases on SQLite, PostgreSQL and MariaDB (one module-scoped set each)."""
     tmp = tmp_path_factory.mktemp(f"inspect-{request.param}")
     if request.param == "sqlite":
         return build_databases("sqlite", tmp)
-    server = request.getfixturevalue("postgres_server")
-    return build_databases("postgres", tmp, new_dsn=server.new_database)
+    server = request.getfixturevalue(f"{request.param}_server")
+    return build_databases(request.param, tmp, new_dsn=server.new_database)
 
 
 def keyring_env() -> dict[str, str]:

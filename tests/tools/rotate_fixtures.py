@@ -27,13 +27,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypedDict
 
+import pytest
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer as StockEncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 from serde_kit.crypto import EncryptedSerializer, Keyring
-from serde_kit.tools.stores import Store, open_store
+from serde_kit.tools.db import Database, open_database
 
 K1 = bytes(range(32))
 K2 = bytes(range(100, 132))
@@ -169,6 +170,27 @@ def postgres_saver(dsn: str, serde: Any) -> Iterator[Any]:
         yield saver
 
 
+@contextmanager
+def mysql_saver(dsn: str, serde: Any) -> Iterator[Any]:
+    import pymysql
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    with pymysql.connect(**PyMySQLSaver.parse_conn_string(dsn), autocommit=True) as conn:
+        saver = PyMySQLSaver(conn, serde=serde)
+        saver.setup()
+        yield saver
+
+
+#: Saver context managers by dialect: ``SAVERS[dialect](location, serde)``.
+SAVERS = {"sqlite": sqlite_saver, "postgres": postgres_saver, "mysql": mysql_saver}
+
+#: The dialects every tool test runs over, each with the marker of the server it needs.
+DIALECTS = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("mysql", marks=pytest.mark.mysql),
+]
+
 SaverFactory = Callable[[Any], Any]
 
 
@@ -200,12 +222,12 @@ def graph_snapshot(saver_factory: SaverFactory, threads: list[str]) -> dict[str,
     return out
 
 
-def raw_rows(store: Store) -> dict[tuple[str, tuple], tuple[str | None, bytes | None]]:
+def raw_rows(store: Database) -> dict[tuple[str, tuple], tuple[str | None, bytes | None]]:
     """Every row as stored: (table, pk) -> (tag, blob)."""
     return {(r.table, r.pk): (r.tag, r.blob) for rows in store.iter_rows(200) for r in rows}
 
 
-def plain_rows(store: Store, keyring: Keyring = K_ROTATE) -> dict[tuple[str, tuple], Any]:
+def plain_rows(store: Database, keyring: Keyring = K_ROTATE) -> dict[tuple[str, tuple], Any]:
     """Every row decrypted to (inner tag, inner bytes); raises if any row does not decrypt."""
     serde = EncryptedSerializer(JsonPlusSerializer(), keyring, allow_plaintext=True)
     out = {}
@@ -215,7 +237,7 @@ def plain_rows(store: Store, keyring: Keyring = K_ROTATE) -> dict[tuple[str, tup
     return out
 
 
-def group_counts(store: Store) -> dict[str, Counter]:
+def group_counts(store: Database) -> dict[str, Counter]:
     """Expected status counts from the thread ids: table -> Counter(group)."""
     out: dict[str, Counter] = {t.name: Counter() for t in store.tables}
     for rows in store.iter_rows(200):
@@ -224,5 +246,5 @@ def group_counts(store: Store) -> dict[str, Counter]:
     return out
 
 
-def open_sqlite(path: str, *, readonly: bool = True) -> Store:
-    return open_store(sqlite=path, readonly=readonly)
+def open_sqlite(path: str, *, readonly: bool = True) -> Database:
+    return open_database(sqlite=path, readonly=readonly)

@@ -15,11 +15,15 @@ from inspect_fixtures import (
 
 from serde_kit.cli import main
 from serde_kit.tools.audit import audit_store
-from serde_kit.tools.stores import open_store
+from serde_kit.tools.db import open_database
 
 # Stored values of the graph; none of them may ever appear in audit output.
 SECRETS = ("Quarterly report", "looks fine", "draft", "approve?", "hello", "happy")
-SERDE_TABLES = {"sqlite": ("checkpoints", "writes"), "postgres": ("checkpoint_blobs", "checkpoint_writes")}
+SERDE_TABLES = {
+    "sqlite": ("checkpoints", "writes"),
+    "postgres": ("checkpoint_blobs", "checkpoint_writes"),
+    "mysql": ("checkpoint_blobs", "checkpoint_writes"),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +66,7 @@ def test_encrypted_database_passes_with_warnings_and_fails_strict(dbs: Databases
     assert set(report.metadata_keys.values()) == {report.metadata_rows}
     warnings = report.warnings()
     assert any("metadata is stored in plaintext" in w for w in warnings)
-    if dbs.backend == "postgres":
+    if dbs.backend in ("postgres", "mysql"):
         # counter (int), title/answer (str) stay inline; branch channels are JSON null
         assert report.inline_primitives["counter"] == {"number": report.inline_primitives["counter"]["number"]}
         assert set(report.inline_primitives["title"]) == {"string"}
@@ -110,7 +114,7 @@ def test_audit_passes_after_rotate_encrypts_the_plaintext(dbs: Databases, capsys
         target = str(tmp_path / "copy.sqlite")
         shutil.copyfile(dbs.plain, target)
     else:
-        server = request.getfixturevalue("postgres_server")
+        server = request.getfixturevalue(f"{dbs.backend}_server")
         target = server.new_database("audit_rotate", template=dbs.plain)
     args = [f"--{dbs.backend}", target]
     assert run_audit(capsys, args)[0] == 1
@@ -121,7 +125,7 @@ def test_audit_passes_after_rotate_encrypts_the_plaintext(dbs: Databases, capsys
     code, out = run_audit(capsys, args)
     assert code == 0, out
     assert run_audit(capsys, args, "--strict")[0] == 1
-    with open_store(**{dbs.backend: target}) as store:
+    with open_database(**{dbs.backend: target}) as store:
         assert audit_store(store).plaintext_rows == 0
 
 

@@ -18,7 +18,7 @@ from rotate_fixtures import K1, K_ROTATE, LEGACY_TEXT, raw_rows
 
 from serde_kit.cli import COMMAND_MODULES, main
 from serde_kit.crypto import Keyring
-from serde_kit.tools.stores import open_store
+from serde_kit.tools.db import open_database
 
 ALL_FLAGS = ["--encrypt-plaintext", "--upgrade-legacy"]
 
@@ -58,10 +58,14 @@ def test_help_lists_every_command_with_a_description(capsys):
         ("rotate", "dry run unless --apply"),
         ("retire", "no stored row"),
         ("keygen", "new key"),
+        ("verify", "decrypt every stored row"),
+        ("inspect", "text table or --json"),
+        ("audit", "plaintext rows"),
+        ("allowlist", "which stored types"),
     ]:
         line = next(line for line in out.splitlines() if line.strip().startswith(command))
         assert words in line or words in out
-    assert COMMAND_MODULES[0] == "serde_kit.tools.rotate"
+    assert all(m.startswith("serde_kit.cli.") for m in COMMAND_MODULES)
 
 
 def test_rotate_help_says_dry_run_by_default(capsys):
@@ -74,7 +78,6 @@ def test_rotate_help_says_dry_run_by_default(capsys):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["status"],  # no store
         ["status", "--sqlite", "a.db", "--postgres", "postgresql://x"],  # both
         ["rotate", "--sqlite", "a.db", "--key", "k1:AAAA"],  # keys never from argv
         ["nonsense"],
@@ -85,6 +88,13 @@ def test_usage_errors_exit_2(capsys, argv):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
+
+
+def test_no_database_anywhere_says_how_to_name_one(capsys, monkeypatch, no_keyring_env):
+    monkeypatch.delenv("SERDE_KIT_DB", raising=False)
+    code, out, err = run(capsys, "status")
+    assert code == 1 and out == ""
+    assert err.startswith("error: ConfigError: no database given") and "--db URL" in err and "SERDE_KIT_DB" in err
 
 
 def test_missing_database_is_a_clear_error(capsys, tmp_path, no_keyring_env):
@@ -101,13 +111,13 @@ def test_rotate_without_keyring_says_what_to_set(capsys, graph_sqlite_db, no_key
 
 
 def test_status_rotate_retire_flow(capsys, graph_sqlite_db, keyring_env):
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         before = raw_rows(store)
 
     code, out, _ = run(capsys, "status", "--sqlite", graph_sqlite_db, "--json")
     assert code == 0
     report = json.loads(out)
-    assert report["primary"] == "k2" and report["total"]["by_key"]["k1"] > 0
+    assert report["primary_id"] == "k2" and report["total"]["by_key"]["k1"] > 0
     k1_rows = report["total"]["by_key"]["k1"]
 
     code, out, err = run(capsys, "retire", "--sqlite", graph_sqlite_db, "k1")
@@ -115,7 +125,7 @@ def test_status_rotate_retire_flow(capsys, graph_sqlite_db, keyring_env):
 
     code, out, _ = run(capsys, "rotate", "--sqlite", graph_sqlite_db, *ALL_FLAGS)
     assert code == 0 and "DRY RUN" in out and "--apply" in out
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         assert raw_rows(store) == before
 
     code, out, _ = run(capsys, "rotate", "--sqlite", graph_sqlite_db, "--apply", "--batch-size", "9", *ALL_FLAGS)

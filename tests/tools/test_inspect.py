@@ -167,7 +167,10 @@ def test_wrong_key_and_missing_key_are_shown_per_value(dbs: Databases):
     with dbs.store("mixed") as store:
         bad = writes_by_channel(show_checkpoint(store, "encrypted-paused", decoder=RowDecoder(wrong)))
         missing = writes_by_channel(show_checkpoint(store, "encrypted-paused", decoder=RowDecoder(other)))
-    assert bad["note"] == {"$error": "DecryptionError: authentication failed"}
+    assert bad["note"] == {
+        "$error": f"DecryptionError: the key for {KEY_ID} does not match the one that wrote this row, "
+        "or the row was changed"
+    }
     assert missing["note"]["$error"].startswith(f"UnknownKeyError: row is encrypted under key id '{KEY_ID}'")
 
 
@@ -221,13 +224,11 @@ def test_history_limit(dbs: Databases):
 
 def _one_row(dbs: Databases, channel: str, thread: str):
     with dbs.store("mixed") as store:
-        table = "writes" if dbs.backend == "sqlite" else "checkpoint_writes"
-        col = "value" if dbs.backend == "sqlite" else "blob"
-        mark = "?" if dbs.backend == "sqlite" else "%s"
-        tag, blob = store.conn.execute(
+        table, col, mark = store.layout.writes_table, store.quote(store.layout.writes_blob), store.mark
+        [(tag, blob)] = store.query(
             f"SELECT type, {col} FROM {table} WHERE thread_id = {mark} AND channel = {mark} LIMIT 1",
             (thread, channel),
-        ).fetchone()
+        )
     return tag, bytes(blob)
 
 
@@ -320,7 +321,7 @@ def test_cli_errors_are_clear(dbs: Databases, tmp_path, capsys, monkeypatch):
     assert "not valid hex" in capsys.readouterr().err
 
     assert main(["inspect", "--history"]) == 1
-    assert "give --sqlite PATH or --postgres DSN" in capsys.readouterr().err
+    assert "give --db URL, --sqlite PATH, --postgres DSN or --mysql DSN" in capsys.readouterr().err
 
     monkeypatch.setenv("SERDE_KIT_KEYRING", "k1:not-base64!")
     assert main(["inspect", *dbs.args("mixed"), "--thread", "plain-paused"]) == 1
@@ -391,10 +392,17 @@ def _digest(dbs: Databases) -> str:
         for p in sorted(path.parent.glob(path.name + "*")):
             h.update(p.name.encode() + p.read_bytes())
         return h.hexdigest()
+    tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
+    if dbs.backend == "mysql":
+        with dbs.store("mixed") as store:
+            for table in tables:
+                rows = sorted(repr(r) for r in store.query(f"SELECT * FROM {table}"))
+                h.update(table.encode() + repr(rows).encode())
+        return h.hexdigest()
     import psycopg
 
     with psycopg.connect(dbs.mixed) as conn:
-        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"):
+        for table in tables:
             rows = conn.execute(f"SELECT t::text FROM {table} t ORDER BY 1").fetchall()
             h.update(table.encode() + repr(rows).encode())
     return h.hexdigest()

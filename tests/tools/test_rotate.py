@@ -15,51 +15,53 @@ from rotate_fixtures import (
     graph_snapshot,
     inner_serializer,
     plain_rows,
-    postgres_saver,
+    SAVERS,
     raw_rows,
-    sqlite_saver,
     thread_ids,
 )
 
+from serde_kit.cli.keys import format_retire, format_rotate
 from serde_kit.crypto import EncryptedSerializer, Keyring
-from serde_kit.tools.rotate import keygen, retire, rotate, status
-from serde_kit.tools.stores import SqliteStore, open_store
+from serde_kit.tools.keygen import keygen
+from serde_kit.tools.retire import retire
+from serde_kit.tools.rotate import rotate
+from serde_kit.tools.status import status
+from serde_kit.tools.db import open_database
+from serde_kit.tools.db.sqlite import SqliteDatabase
 
 THREADS = thread_ids(3)
 
 
 def where(kind, location):
-    return {"sqlite": location} if kind == "sqlite" else {"postgres": location}
+    return {kind: location}
 
 
 def saver_factory(kind, location):
-    return partial(sqlite_saver if kind == "sqlite" else postgres_saver, location)
+    return partial(SAVERS[kind], location)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request):
-    """(kind, location) of a fresh graph-populated database."""
-    if request.param == "sqlite":
-        return "sqlite", request.getfixturevalue("graph_sqlite_db")
-    return "postgres", request.getfixturevalue("graph_postgres_db")
+@pytest.fixture
+def db(graph_db):
+    """(dialect, location) of a fresh graph-populated database, for each dialect."""
+    return graph_db
 
 
 def test_dry_run_changes_nothing(db):
     kind, location = db
-    with open_store(**where(kind, location)) as store:  # read-only is enough for a dry run
+    with open_database(**where(kind, location)) as store:  # read-only is enough for a dry run
         before = raw_rows(store)
         counts = status(store).total
         report = rotate(store, keyring=K_ROTATE, encrypt_plaintext=True, upgrade_legacy=True)
         assert raw_rows(store) == before
     assert report.dry_run and report.verification is None and report.ok
     assert report.changed == {"k1": counts.by_key["k1"], "plaintext": counts.plaintext, "legacy": counts.legacy}
-    assert "DRY RUN" in report.format() and "--apply" in report.format()
+    assert "DRY RUN" in format_rotate(report) and "--apply" in format_rotate(report)
 
 
 def test_apply_rotates_everything_and_the_graph_reads_back_the_same(db):
     kind, location = db
     before_graph = graph_snapshot(saver_factory(kind, location), THREADS)
-    with open_store(**where(kind, location), readonly=False) as store:
+    with open_database(**where(kind, location), readonly=False) as store:
         before_rows = plain_rows(store)
         before = status(store).total
         report = rotate(
@@ -73,7 +75,7 @@ def test_apply_rotates_everything_and_the_graph_reads_back_the_same(db):
         )
         after = status(store, keyring=K_ROTATE, verify=True).total
         after_rows = plain_rows(store)
-    assert report.ok, report.format()
+    assert report.ok, format_rotate(report)
     expected_changed = before.by_key["k1"] + before.plaintext + before.legacy
     assert report.total_changed == expected_changed == len(set(report.changed_rows))
     assert report.verification.decrypted == after.rows - after.empty
@@ -87,13 +89,13 @@ def test_apply_rotates_everything_and_the_graph_reads_back_the_same(db):
     assert graph_snapshot(saver_factory(kind, location), THREADS) == before_graph
 
     # idempotent: a second run has nothing to do
-    with open_store(**where(kind, location), readonly=False) as store:
+    with open_database(**where(kind, location), readonly=False) as store:
         again = rotate(store, keyring=K_ROTATE, apply=True, encrypt_plaintext=True, upgrade_legacy=True)
     assert again.total_changed == 0 and again.ok and again.examined == 0
 
 
 def test_plaintext_and_legacy_left_alone_without_flags(graph_sqlite_db):
-    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
+    with open_database(sqlite=graph_sqlite_db, readonly=False) as store:
         before = status(store).total
         report = rotate(store, keyring=K_ROTATE, apply=True)
         after = status(store).total
@@ -103,13 +105,13 @@ def test_plaintext_and_legacy_left_alone_without_flags(graph_sqlite_db):
     assert after.plaintext == before.plaintext and after.legacy == before.legacy
     assert dict(after.by_key) == {"k2": before.by_key["k1"] + before.by_key["k2"]}
     assert report.verification.plaintext == before.plaintext
-    assert "--encrypt-plaintext" in report.format() and "--upgrade-legacy" in report.format()
+    assert "--encrypt-plaintext" in format_rotate(report) and "--upgrade-legacy" in format_rotate(report)
 
 
 def test_rows_under_a_missing_key_fail_and_stay_untouched(db):
     kind, location = db
     only_k2 = Keyring({"k2": K_NEW.key("k2")}, primary="k2")
-    with open_store(**where(kind, location), readonly=False) as store:
+    with open_database(**where(kind, location), readonly=False) as store:
         before = raw_rows(store)
         dry = rotate(store, keyring=only_k2)
         report = rotate(store, keyring=only_k2, apply=True)
@@ -126,7 +128,7 @@ def test_rows_under_a_missing_key_fail_and_stay_untouched(db):
 
 def test_a_new_primary_rotates_again(graph_sqlite_db):
     k3_first = K_ROTATE.with_key("k3", K3, primary=True)
-    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
+    with open_database(sqlite=graph_sqlite_db, readonly=False) as store:
         rotate(store, keyring=K_ROTATE, apply=True, encrypt_plaintext=True, upgrade_legacy=True)
         report = rotate(store, keyring=k3_first, apply=True)
         after = status(store).total
@@ -134,7 +136,7 @@ def test_a_new_primary_rotates_again(graph_sqlite_db):
     assert dict(after.by_key) == {"k3": after.rows - after.empty}
 
 
-class InterferingStore(SqliteStore):
+class InterferingStore(SqliteDatabase):
     """A real SQLite store; after the first batch is read, the application rewrites a row."""
 
     app_value = None
@@ -172,18 +174,18 @@ def test_a_row_changed_after_reading_is_reread_not_overwritten(graph_sqlite_db):
 
 def test_retire_refuses_while_rows_use_the_key_then_allows(db):
     kind, location = db
-    with open_store(**where(kind, location)) as store:
+    with open_database(**where(kind, location)) as store:
         before = retire(store, "k1", keyring=K_ROTATE)
         k1_rows = status(store).rows_using("k1")
     assert not before.safe and before.rows_by_table == k1_rows and before.rows > 0
-    assert "rotate" in before.format() and "refusing" in before.format()
-    with open_store(**where(kind, location), readonly=False) as store:
+    assert "rotate" in format_retire(before) and "refusing" in format_retire(before)
+    with open_database(**where(kind, location), readonly=False) as store:
         rotate(store, keyring=K_ROTATE, apply=True)
-    with open_store(**where(kind, location)) as store:
+    with open_database(**where(kind, location)) as store:
         after = retire(store, "k1", keyring=K_ROTATE)
         primary = retire(store, "k2", keyring=K_ROTATE)
-    assert after.safe and after.rows == 0 and "safe" in after.format()
-    assert not primary.safe and primary.is_primary and "primary" in primary.format()
+    assert after.safe and after.rows == 0 and "safe" in format_retire(after)
+    assert not primary.safe and primary.is_primary and "primary" in format_retire(primary)
 
 
 # -- keygen ------------------------------------------------------------------

@@ -17,32 +17,32 @@ from rotate_fixtures import (
     build_graph,
     cfg,
     plain_rows,
-    postgres_saver,
+    SAVERS,
     reader_serde,
     run_thread,
-    sqlite_saver,
 )
 
+from serde_kit.cli.keys import format_rotate
 from serde_kit.crypto.blob import build_header
-from serde_kit.tools.rotate import rotate, status
-from serde_kit.tools.stores import open_store
+from serde_kit.tools.rotate import rotate
+from serde_kit.tools.status import status
+from serde_kit.tools.db import open_database
 
 ERROR_CHANNEL = "__error__"  # WRITES_IDX_MAP: always the same row, upserted in place
 
 
 def where(kind, location):
-    return {"sqlite": location} if kind == "sqlite" else {"postgres": location}
+    return {kind: location}
 
 
 def saver_factory(kind, location):
-    return partial(sqlite_saver if kind == "sqlite" else postgres_saver, location)
+    return partial(SAVERS[kind], location)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request):
-    if request.param == "sqlite":
-        return "sqlite", request.getfixturevalue("graph_sqlite_db")
-    return "postgres", request.getfixturevalue("graph_postgres_db")
+@pytest.fixture
+def db(graph_db):
+    """(dialect, location) of a fresh graph-populated database, for each dialect."""
+    return graph_db
 
 
 def expected_live_state(n):
@@ -56,16 +56,40 @@ def expected_live_state(n):
     return thread, app.get_state(cfg(thread)).values
 
 
+#: Application rounds, one started per rotate batch: the work is bounded by counts.
+APP_ROUNDS = 12
+
+
+class _Pacer:
+    """A progress collaborator that starts one application round per rotate batch."""
+
+    def __init__(self, writer, rounds):
+        self.writer = writer
+        self.left = rounds
+
+    def __call__(self, **_):
+        return self
+
+    def update(self, n):
+        if self.left and n:
+            self.left -= 1
+            self.writer.stdin.write("go\n")
+            self.writer.stdin.flush()
+
+    def close(self):
+        pass
+
+
 def test_rotate_beside_a_writing_application(db, tmp_path):
-    # The application runs in its own process, as it would in production.
+    # The application runs in its own process, as it would in production; it
+    # does one round of writes per rotate batch, concurrently with the next.
     kind, location = db
     factory = saver_factory(kind, location)
     with factory(reader_serde()) as saver:
         target = saver.get_tuple(cfg("plain-0")).config["configurable"]
-    with open_store(**where(kind, location)) as store:
+    with open_database(**where(kind, location)) as store:
         before = plain_rows(store)
 
-    stop = tmp_path / "stop"
     writer = subprocess.Popen(
         [
             sys.executable,
@@ -76,23 +100,26 @@ def test_rotate_beside_a_writing_application(db, tmp_path):
             target["thread_id"],
             "--checkpoint-id",
             target["checkpoint_id"],
-            "--stop-file",
-            str(stop),
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
         assert writer.stdout.readline().strip() == "ready", writer.stderr.read()
+        pacer = _Pacer(writer, APP_ROUNDS)
         reports = []
-        with open_store(**where(kind, location), readonly=False) as store:
-            for _ in range(3):
+        with open_database(**where(kind, location), readonly=False) as store:
+            while pacer.left or not reports:
+                # more passes only while rounds are left to start (each pass is finite)
                 reports.append(
-                    rotate(store, keyring=K_ROTATE, apply=True, encrypt_plaintext=True, upgrade_legacy=True, batch_size=3)
-                )
-            stop.touch()
-            out, err = writer.communicate(timeout=120)
+                    rotate(
+                        store, keyring=K_ROTATE, apply=True, encrypt_plaintext=True, upgrade_legacy=True,
+                        batch_size=3, progress=pacer,
+                    )
+                )  # fmt: skip
+            out, err = writer.communicate(timeout=300)  # closes stdin: the writer ends after its rounds
             assert writer.returncode == 0, err
             final = rotate(store, keyring=K_ROTATE, apply=True, encrypt_plaintext=True, upgrade_legacy=True)
             after = plain_rows(store)  # every row decrypts
@@ -103,7 +130,7 @@ def test_rotate_beside_a_writing_application(db, tmp_path):
             writer.communicate()
     result = json.loads(out.strip().splitlines()[-1])
 
-    assert all(r.ok for r in [*reports, final]), [r.format() for r in reports]
+    assert all(r.ok for r in [*reports, final]), [format_rotate(r) for r in reports]
     assert counts.failed == 0 and dict(counts.by_key) == {"k2": counts.rows - counts.empty}
     print(f"{kind}: {result['upserts']} app upserts, CAS retries {sum(r.retried for r in reports)}")
 
@@ -115,17 +142,18 @@ def test_rotate_beside_a_writing_application(db, tmp_path):
         live = dict(expected_live_state(n) for n in result["threads"])
         assert {t: app.get_state(cfg(t)).values for t in live} == live
     assert ("app-task", ERROR_CHANNEL, result["last_value"]) in pending
-    assert len(live) >= 1
+    assert result["upserts"] == APP_ROUNDS and len(live) == 3
     # Rows that existed before and that the application did not touch hold the same bytes.
     untouched = {k: v for k, v in before.items() if k[1][-2:] != ("app-task", -1)}
     assert {k: after[k] for k in untouched} == untouched
 
 
-@pytest.mark.postgres
+@pytest.mark.parametrize("kind", [pytest.param("postgres", marks=pytest.mark.postgres), pytest.param("mysql", marks=pytest.mark.mysql)])
 @pytest.mark.parametrize("workers", [2, 3])
-def test_concurrent_workers_rotate_every_row_exactly_once(graph_postgres_db, workers):
+def test_concurrent_workers_rotate_every_row_exactly_once(kind, workers, request):
+    location = request.getfixturevalue(f"graph_{kind}_db")
     header = build_header(K_ROTATE.primary_id)
-    with open_store(postgres=graph_postgres_db) as store:
+    with open_database(**{kind: location}) as store:
         before = plain_rows(store)
         needing = {
             (r.table, r.pk)
@@ -141,7 +169,7 @@ def test_concurrent_workers_rotate_every_row_exactly_once(graph_postgres_db, wor
 
     def work(i):
         try:
-            with open_store(postgres=graph_postgres_db, readonly=False) as store:
+            with open_database(**{kind: location}, readonly=False) as store:
                 barrier.wait()
                 reports[i] = rotate(
                     store,
@@ -168,7 +196,7 @@ def test_concurrent_workers_rotate_every_row_exactly_once(graph_postgres_db, wor
     assert set(done.values()) == {1}  # none done twice
     assert sum(r.total_changed for r in reports) == len(needing)
     print("rows per worker:", [r.total_changed for r in reports])
-    with open_store(postgres=graph_postgres_db) as store:
+    with open_database(**{kind: location}) as store:
         assert plain_rows(store) == before
         total = status(store, keyring=K_ROTATE, verify=True).total
     assert total.failed == 0 and dict(total.by_key) == {"k2": total.rows - total.empty}
@@ -212,7 +240,7 @@ def test_a_row_locked_by_the_application_is_waited_for_not_missed(graph_postgres
     app = threading.Thread(target=application)
     app.start()
     locked.wait(30)
-    with open_store(postgres=dsn, readonly=False) as store:
+    with open_database(postgres=dsn, readonly=False) as store:
         report = rotate(store, keyring=K_ROTATE, apply=True, batch_size=5, record_changes=True)
         rows = {(r.table, r.pk): r for b in store.iter_rows() for r in b}
     app.join(60)

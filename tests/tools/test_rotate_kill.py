@@ -19,9 +19,11 @@ import time
 import pytest
 from rotate_fixtures import K_ROTATE, LEGACY_TEXT, plain_rows
 
+from serde_kit.cli.keys import format_rotate
 from serde_kit.crypto.blob import build_header
-from serde_kit.tools.rotate import rotate, status
-from serde_kit.tools.stores import open_store
+from serde_kit.tools.rotate import rotate
+from serde_kit.tools.status import status
+from serde_kit.tools.db import open_database
 
 SEED = 20261130
 SQLITE_TRIALS = 20
@@ -61,7 +63,7 @@ def kill_trials(rng, trials, fresh, where_args, batch_size):
     for _ in range(trials):
         location = fresh()
         kw = where_args(location)
-        with open_store(**_store_kw(kw)) as store:
+        with open_database(**_store_kw(kw)) as store:
             original = plain_rows(store)
             needing = status(store).total
         needing = needing.by_key["k1"] + needing.plaintext + needing.legacy
@@ -75,17 +77,17 @@ def kill_trials(rng, trials, fresh, where_args, batch_size):
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
         # At the instant of the kill every row is in its old or its new form.
-        with open_store(**_store_kw(kw)) as store:
+        with open_database(**_store_kw(kw)) as store:
             assert plain_rows(store) == original
             left = status(store).total
             left = left.by_key["k1"] + left.plaintext + left.legacy
             if 0 < left < needing:
                 mid_run += 1
-        with open_store(**_store_kw(kw), readonly=False) as store:
+        with open_database(**_store_kw(kw), readonly=False) as store:
             report = rotate(
                 store, keyring=K_ROTATE, apply=True, encrypt_plaintext=True, upgrade_legacy=True, batch_size=50
             )
-            assert report.ok, report.format()
+            assert report.ok, format_rotate(report)
             assert report.total_changed == left
             after = status(store, keyring=K_ROTATE, verify=True).total
             assert dict(after.by_key) == {"k2": after.rows - after.empty}
@@ -97,7 +99,7 @@ def kill_trials(rng, trials, fresh, where_args, batch_size):
 
 def wait_until_rotated(where_args, proc, target):
     header = build_header(K_ROTATE.primary_id)
-    with open_store(**_store_kw(where_args)) as store:
+    with open_database(**_store_kw(where_args)) as store:
         start = sum(store.count_pending(t, exclude_header=header) for t in store.tables)
         while proc.poll() is None:
             pending = sum(store.count_pending(t, exclude_header=header) for t in store.tables)

@@ -182,9 +182,9 @@ def test_legacy_json_and_pickle_rows_are_listed(tmp_path):
     saver.put_writes(config, [("a", 1), ("b", {"kind": "pickled", "payload": datetime.date(2020, 1, 1)})], "task-1")
     conn.close()
 
-    from serde_kit.tools.stores import open_store
+    from serde_kit.tools.db import open_database
 
-    with open_store(sqlite=str(path)) as store:
+    with open_database(sqlite=str(path)) as store:
         report = scan_store(store)
     assert found(report) == {("myapp.models", "Doc", "json"), ("datetime", "date", "pickle")}
     assert report.rows_failed == 0

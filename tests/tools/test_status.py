@@ -8,10 +8,11 @@ from collections import Counter
 import pytest
 from rotate_fixtures import K_NEW, K_ROTATE, group_counts
 
+from serde_kit.cli.keys import format_status
 from serde_kit.crypto import Keyring
 from serde_kit.errors import KeyringError
-from serde_kit.tools.rotate import status
-from serde_kit.tools.stores import open_store
+from serde_kit.tools.status import status
+from serde_kit.tools.db import open_database
 
 KIND_OF_GROUP = {"old": "k1", "new": "k2", "plain": "plaintext", "legacy": "legacy", "empty": "empty"}
 
@@ -49,16 +50,16 @@ def check_counts(store, report):
 
 
 def test_status_sqlite_counts_exactly(graph_sqlite_db):
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         report = status(store)  # header only: no keyring needed
         check_counts(store, report)
         assert report.primary_id is None
-        assert "k1" in report.format() and "plaintext" in report.format()
+        assert "k1" in format_status(report) and "plaintext" in format_status(report)
 
 
 @pytest.mark.postgres
 def test_status_postgres_counts_exactly(graph_postgres_db):
-    with open_store(postgres=graph_postgres_db) as store:
+    with open_database(postgres=graph_postgres_db) as store:
         report = status(store, keyring=K_ROTATE, verify=True, batch_size=13)
         check_counts(store, report)
         assert report.primary_id == "k2"
@@ -66,7 +67,7 @@ def test_status_postgres_counts_exactly(graph_postgres_db):
 
 
 def test_verify_counts_rows_that_do_not_decrypt(graph_sqlite_db):
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         good = status(store, keyring=K_ROTATE, verify=True)
         assert good.total.failed == 0
         k1_rows = good.total.by_key["k1"]
@@ -77,7 +78,7 @@ def test_verify_counts_rows_that_do_not_decrypt(graph_sqlite_db):
         assert bad.total.failed == k1_rows + good.total.legacy
         kinds = Counter(f.error.split(":")[0] for f in bad.failures)
         assert kinds == Counter({"UnknownKeyError": k1_rows + good.total.legacy})
-        assert "warning: rows use key id(s) not in the keyring: k1" in bad.format()
+        assert "warning: rows use key id(s) not in the keyring: k1" in format_status(bad)
 
 
 def test_verify_finds_a_tampered_row(graph_sqlite_db):
@@ -91,7 +92,7 @@ def test_verify_finds_a_tampered_row(graph_sqlite_db):
             "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_id = ?",
             (tampered, thread, cid),
         )
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         header_only = status(store)
         verified = status(store, keyring=K_ROTATE, verify=True)
     assert header_only.total.failed == 0  # headers are intact
@@ -102,7 +103,7 @@ def test_verify_finds_a_tampered_row(graph_sqlite_db):
 
 
 def test_verify_needs_a_keyring(graph_sqlite_db):
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         with pytest.raises(KeyringError, match="SERDE_KIT_KEYRING"):
             status(store, verify=True)
 
@@ -115,7 +116,7 @@ def test_unknown_headers_are_counted(graph_sqlite_db):
             "UPDATE writes SET value = X'09' WHERE thread_id = 'new-0' AND type LIKE '%+aesgcm'"
         )
         garbled = c.execute("SELECT changes()").fetchone()[0]
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         report = status(store)
     assert changed > 0 and garbled > 0
     assert report.total.unknown == changed + garbled

@@ -1,17 +1,18 @@
-"""Store adapters over real SqliteSaver / PostgresSaver databases."""
+"""The database objects (tools/db/) over real SqliteSaver, PostgresSaver and MySQL saver databases."""
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import sqlite3
 
 import psycopg
 import pytest
-from rotate_fixtures import K_OLD, raw_rows
+from rotate_fixtures import DIALECTS, K_OLD, raw_rows
 
 from serde_kit.crypto import EncryptedSerializer
-from serde_kit.errors import ConfigError
-from serde_kit.tools.stores import open_store
+from serde_kit.errors import ConfigError, StoreError
+from serde_kit.tools.db import open_database
 
 SQLITE_PKS = {
     "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
@@ -39,9 +40,9 @@ def sql_counts_postgres(dsn):
 def test_missing_file_is_a_config_error_and_not_created(tmp_path):
     path = tmp_path / "nope.db"
     with pytest.raises(ConfigError, match="does not exist"):
-        open_store(sqlite=str(path))
+        open_database(sqlite=str(path))
     with pytest.raises(ConfigError, match="does not exist"):
-        open_store(sqlite=str(path), readonly=False)
+        open_database(sqlite=str(path), readonly=False)
     assert not path.exists()
 
 
@@ -50,21 +51,21 @@ def test_not_a_langgraph_database_names_the_missing_tables(tmp_path):
     with sqlite3.connect(path) as c:
         c.execute("CREATE TABLE checkpoints (x)")
     with pytest.raises(ConfigError, match=r"table\(s\) writes missing"):
-        open_store(sqlite=str(path))
+        open_database(sqlite=str(path))
 
 
 def test_garbage_file_is_a_config_error(tmp_path):
     path = tmp_path / "garbage.db"
     path.write_bytes(b"this is not sqlite at all" * 100)
     with pytest.raises(ConfigError, match="cannot read"):
-        open_store(sqlite=str(path))
+        open_database(sqlite=str(path))
 
 
 def test_exactly_one_location():
     with pytest.raises(ConfigError, match="exactly one"):
-        open_store()
+        open_database()
     with pytest.raises(ConfigError, match="exactly one"):
-        open_store(sqlite="a.db", postgres="postgresql://x")
+        open_database(sqlite="a.db", postgres="postgresql://x")
 
 
 def test_unreachable_postgres_names_host_and_port_not_password():
@@ -73,7 +74,7 @@ def test_unreachable_postgres_names_host_and_port_not_password():
         port = s.getsockname()[1]
     dsn = f"postgresql://alice:s3cretpw@127.0.0.1:{port}/appdb"
     with pytest.raises(ConfigError) as info:
-        open_store(postgres=dsn)
+        open_database(postgres=dsn)
     message = str(info.value)
     assert f"127.0.0.1:{port}/appdb" in message
     assert "alice" in message
@@ -85,15 +86,43 @@ def test_unreachable_postgres_names_host_and_port_not_password():
 def test_postgres_without_saver_tables(postgres_server):
     dsn = postgres_server.new_database("empty")
     with pytest.raises(ConfigError, match="checkpoint_blobs, checkpoint_writes missing"):
-        open_store(postgres=dsn)
+        open_database(postgres=dsn)
 
 
 # -- reading -----------------------------------------------------------------
 
 
+@pytest.mark.mysql
+def test_mysql_layout_and_counts(graph_mysql_db):
+    with open_database(mysql=graph_mysql_db) as store:
+        assert store.dialect == "mysql"
+        assert {t.name: t.pk_columns for t in store.tables} == {
+            "checkpoint_blobs": ("thread_id", "checkpoint_ns_hash", "channel", "version"),
+            "checkpoint_writes": ("thread_id", "checkpoint_ns_hash", "checkpoint_id", "task_id", "idx"),
+        }
+        expected = {t: n for (t, n) in [(t.name, len(store.query(f"SELECT 1 FROM {t.name}"))) for t in store.tables]}
+        assert store.count_rows_by_table() == expected and store.count_rows() > 100
+        assert sum(len(p) for p in store.iter_rows(7)) == store.count_rows()
+
+
+@pytest.mark.mysql
+def test_mysql_without_saver_tables(mysql_db):
+    with pytest.raises(ConfigError, match="table checkpoint_blobs missing"):
+        open_database(mysql=mysql_db)
+
+
+@pytest.mark.mysql
+def test_mysql_readonly_cannot_write(graph_mysql_db):
+    with open_database(mysql=graph_mysql_db) as store:
+        with pytest.raises(StoreError, match="read-only"):
+            store.query("DELETE FROM checkpoint_writes")
+        with pytest.raises(ConfigError, match="read-only"):
+            store.batch(store.tables[0], after=None, limit=5)
+
+
 def test_sqlite_layout_and_counts(graph_sqlite_db):
-    with open_store(sqlite=graph_sqlite_db) as store:
-        assert store.kind == "sqlite"
+    with open_database(sqlite=graph_sqlite_db) as store:
+        assert store.dialect == "sqlite"
         assert {t.name: t.pk_columns for t in store.tables} == SQLITE_PKS
         assert {t.name: (t.tag_column, t.blob_column) for t in store.tables} == {
             "checkpoints": ("type", "checkpoint"),
@@ -106,8 +135,8 @@ def test_sqlite_layout_and_counts(graph_sqlite_db):
 
 @pytest.mark.postgres
 def test_postgres_layout_and_counts(graph_postgres_db):
-    with open_store(postgres=graph_postgres_db) as store:
-        assert store.kind == "postgres"
+    with open_database(postgres=graph_postgres_db) as store:
+        assert store.dialect == "postgres"
         assert {t.name: t.pk_columns for t in store.tables} == POSTGRES_PKS
         expected = sql_counts_postgres(graph_postgres_db)
         assert store.count_rows_by_table() == expected
@@ -115,16 +144,16 @@ def test_postgres_layout_and_counts(graph_postgres_db):
 
 
 @pytest.mark.parametrize("batch_size", [1, 7, 500])
-def test_iter_rows_yields_every_row_once_in_pk_order(graph_sqlite_db, batch_size):
-    with open_store(sqlite=graph_sqlite_db) as store:
+def test_iter_rows_yields_every_row_once_in_rowid_order(graph_sqlite_db, batch_size):
+    with open_database(sqlite=graph_sqlite_db) as store:
         batches = list(store.iter_rows(batch_size))
         assert all(0 < len(b) <= batch_size for b in batches)
         rows = [r for b in batches for r in b]
         keys = [(r.table, r.pk) for r in rows]
         assert len(keys) == len(set(keys)) == store.count_rows()
         for table in ("checkpoints", "writes"):
-            pks = [r.pk for r in rows if r.table == table]
-            assert pks == sorted(pks)
+            rowids = [r.loc for r in rows if r.table == table]
+            assert rowids == sorted(rowids)
     with sqlite3.connect(graph_sqlite_db) as c:
         direct = {
             ("writes", tuple(r[:5])): (r[5], r[6])
@@ -136,7 +165,7 @@ def test_iter_rows_yields_every_row_once_in_pk_order(graph_sqlite_db, batch_size
 
 
 def test_head_reads_only_the_start_of_each_blob(graph_sqlite_db):
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         full = raw_rows(store)
         heads = {(r.table, r.pk): r.blob for b in store.iter_rows(50, head=16) for r in b}
     assert heads.keys() == full.keys()
@@ -148,7 +177,7 @@ def test_head_reads_only_the_start_of_each_blob(graph_sqlite_db):
 
 
 def test_sqlite_readonly_cannot_write(graph_sqlite_db):
-    with open_store(sqlite=graph_sqlite_db) as store:
+    with open_database(sqlite=graph_sqlite_db) as store:
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             store.conn.execute("DELETE FROM writes")
         with pytest.raises(ConfigError, match="read-only"):
@@ -158,7 +187,7 @@ def test_sqlite_readonly_cannot_write(graph_sqlite_db):
 
 @pytest.mark.postgres
 def test_postgres_readonly_cannot_write(graph_postgres_db):
-    with open_store(postgres=graph_postgres_db) as store:
+    with open_database(postgres=graph_postgres_db) as store:
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
             store.conn.execute("DELETE FROM checkpoint_writes")
         with pytest.raises(ConfigError, match="read-only"):
@@ -171,7 +200,7 @@ def test_postgres_readonly_cannot_write(graph_postgres_db):
 
 def test_sqlite_compare_and_swap_refuses_a_row_changed_after_reading(graph_sqlite_db):
     serde = EncryptedSerializer(_inner(), K_OLD)
-    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
+    with open_database(sqlite=graph_sqlite_db, readonly=False) as store:
         table = store.table("writes")
         with store.batch(table, after=None, limit=3) as batch:
             first = batch.rows[0]
@@ -192,7 +221,7 @@ def test_sqlite_compare_and_swap_refuses_a_row_changed_after_reading(graph_sqlit
 
 
 def test_sqlite_batch_rolls_back_on_error(graph_sqlite_db):
-    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
+    with open_database(sqlite=graph_sqlite_db, readonly=False) as store:
         before = raw_rows(store)
         table = store.table("checkpoints")
         with pytest.raises(RuntimeError):
@@ -205,7 +234,7 @@ def test_sqlite_batch_rolls_back_on_error(graph_sqlite_db):
 def test_exclude_header_skips_rows_under_that_key(graph_sqlite_db):
     from serde_kit.crypto.blob import build_header
 
-    with open_store(sqlite=graph_sqlite_db, readonly=False) as store:
+    with open_database(sqlite=graph_sqlite_db, readonly=False) as store:
         table = store.table("checkpoints")
         with store.batch(table, after=None, limit=1000, exclude_header=build_header("k1")) as batch:
             claimed = {r.pk[0].split("-")[0] for r in batch.rows}
@@ -216,7 +245,7 @@ def test_exclude_header_skips_rows_under_that_key(graph_sqlite_db):
 
 @pytest.mark.postgres
 def test_postgres_skip_locked_batches_are_disjoint(graph_postgres_db):
-    with open_store(postgres=graph_postgres_db, readonly=False) as a, open_store(
+    with open_database(postgres=graph_postgres_db, readonly=False) as a, open_database(
         postgres=graph_postgres_db, readonly=False
     ) as b:
         table = a.table("checkpoint_writes")
@@ -236,7 +265,7 @@ def test_postgres_compare_and_swap_and_empty_rows(graph_postgres_db):
             "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
             "VALUES ('aaa-empty', '', 'ch', '1', 'empty', NULL)"
         )
-    with open_store(postgres=graph_postgres_db, readonly=False) as store:
+    with open_database(postgres=graph_postgres_db, readonly=False) as store:
         rows = raw_rows(store)
         key = ("checkpoint_blobs", ("aaa-empty", "", "ch", "1"))
         assert rows[key] == ("empty", None)
@@ -258,14 +287,14 @@ def _inner():
     return inner_serializer()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.mark.parametrize("kind", DIALECTS)
 def test_compare_and_swap_many_applies_only_unchanged_rows(kind, request):
     location = request.getfixturevalue(f"graph_{kind}_db")
-    with open_store(**{kind: location}, readonly=False) as store:
+    with open_database(**{kind: location}, readonly=False) as store:
         table = store.tables[1]
         with store.batch(table, after=None, limit=4) as batch:
             rows = batch.rows
-            stale = type(rows[1])(rows[1].table, rows[1].pk, rows[1].tag, b"stale bytes")
+            stale = dataclasses.replace(rows[1], blob=b"stale bytes")
             results = batch.compare_and_swap_many(
                 [(rows[0], "bytes", b"a"), (stale, "bytes", b"b"), (rows[2], "bytes", b"c")]
             )

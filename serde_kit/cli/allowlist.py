@@ -1,0 +1,99 @@
+"""``serde-kit allowlist scan``: which stored types the decoder must allow."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from serde_kit.allowlist import ENV_FILE_VAR, ENV_VAR
+
+from . import exitcodes
+from .database import add_database_options, open_from_args
+from .output import emit, escape, progress_for, table
+
+__all__ = ["register", "scan_text"]
+
+
+def scan_text(report: Any) -> str:
+    """Readable report with an aligned table."""
+    lines = [f"scanned {report.rows_read} of {report.rows_total} rows in {report.store}"]
+    if report.rows_empty:
+        lines.append(f"  {report.rows_empty} rows hold no value (empty)")
+    for key_id, n in sorted(report.rows_locked.items()):
+        lines.append(f"  {n} rows encrypted under {key_id} were skipped: no key (set the keyring env)")
+    if report.rows_failed:
+        lines.append(f"  {report.rows_failed} rows could not be decoded:")
+        lines += [f"    {escape(f)}" for f in report.failures]
+    lines.append("")
+    if report.types:
+        rows = [
+            [t.key, ",".join(str(c) for c in sorted(t.codes, key=str)), t.count, t.rows,
+             "yes" if t.covered else "NO", "yes" if t.default else ""]
+            for t in report.sorted_types()
+        ]  # fmt: skip
+        lines.append(table(["TYPE", "EXT", "COUNT", "ROWS", "ALLOWED", "BUILT-IN"], rows))
+    else:
+        lines.append("no ext types found")
+    if report.numpy_arrays:
+        lines.append(f"\n{report.numpy_arrays} numpy arrays (ext 6: decoded without an allowlist entry)")
+    missing = report.missing()
+    lines.append("")
+    if missing:
+        lines.append(
+            f"{len(missing)} type(s) are NOT covered by the current allowlist "
+            f"({ENV_VAR} / {ENV_FILE_VAR}); loading them would raise BlockedTypeError."
+        )
+    else:
+        lines.append("every type found is covered by the current allowlist.")
+    if report.needed():
+        snip = report.snippets()
+        lines += [
+            "",
+            "allowlist for the types above that are not built in:",
+            "  # in code",
+            f"  {snip['code']}",
+            "  # environment",
+            f"  {snip['env']}",
+            f"  # file named by {ENV_FILE_VAR}",
+            *(f"  {line}" for line in snip["file"].splitlines()),
+        ]
+    return "\n".join(lines)
+
+
+
+
+def _cmd_scan(args: argparse.Namespace) -> int:
+    from serde_kit.tools.inspect import RowDecoder, keyring_from_env
+    from serde_kit.tools.scan import scan_store
+
+    decoder = RowDecoder(keyring_from_env())
+    progress = progress_for(args.quiet)
+    with open_from_args(args) as db:
+        bar = None if progress is None else progress(total=db.count_rows(), desc="scan")
+        try:
+            report = scan_store(db, decoder=decoder, batch_size=args.batch_size, progress=None if bar is None else bar.update)
+        finally:
+            if bar is not None:
+                bar.close()
+    emit(report.to_json(), lambda: scan_text(report), as_json=args.json)
+    if report.rows_failed or (args.check and report.missing()):
+        return exitcodes.FAILED
+    return exitcodes.OK
+
+
+def register(subparsers: Any) -> None:
+    """Add ``allowlist scan``."""
+    parser = subparsers.add_parser("allowlist", help="work out which stored types the decoder must allow")
+    allow = parser.add_subparsers(dest="allowlist_command", metavar="ACTION", required=True)
+    s = allow.add_parser(
+        "scan",
+        help="list the types stored data needs and print an allowlist for them",
+        description="Walk every stored row (decrypting where a key is set) and list each "
+        f"(module, name) found in ext payloads, whether {ENV_VAR} / {ENV_FILE_VAR} covers it, "
+        "and allowlist snippets to paste. Exit 1 when a row could not be decoded; with --check, "
+        "also when a stored type is not covered (for CI).",
+    )
+    add_database_options(s)
+    s.add_argument("--check", action="store_true", help="exit 1 when a stored type is not covered (for CI)")
+    s.add_argument("--json", action="store_true", help="JSON on stdout instead of the text table")
+    s.set_defaults(func=_cmd_scan)

@@ -1,0 +1,106 @@
+"""What every command prints through: aligned tables, escaped text, JSON, progress bars.
+
+Text views show data taken from the database (thread ids, channel and type
+names, tags), so every piece of it goes through :func:`escape`: a control
+character is shown as ``\\x1b`` and never reaches the terminal, and a newline
+inside a value cannot start a line of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+__all__ = ["emit", "escape", "escape_text", "json_text", "plain", "progress_for", "table"]
+
+
+def _escape_char(c: str) -> str:
+    code = ord(c)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _unsafe(c: str) -> bool:
+    return unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def escape(value: Any) -> str:
+    """``value`` as one line of printable text: control and format characters (newlines too) escaped."""
+    text = "" if value is None else str(value)
+    if text.isprintable():
+        return text
+    return "".join(_escape_char(c) if _unsafe(c) else c for c in text)
+
+
+def escape_text(text: str) -> str:
+    """Whole text output with control characters escaped; its own newlines are kept."""
+    return "\n".join(escape(line) for line in text.split("\n"))
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Aligned plain-text columns, every cell escaped; numbers right-aligned."""
+    cells = [[escape(h) for h in headers]] + [[escape(c) for c in r] for r in rows]
+    numeric = [
+        bool(rows) and all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in rows)
+        for i in range(len(headers))
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    out = []
+    for row in cells:
+        parts = [row[i].rjust(widths[i]) if numeric[i] else row[i].ljust(widths[i]) for i in range(len(headers))]
+        out.append("  ".join(parts).rstrip())
+    return "\n".join(out)
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON-able data: dataclasses by field, tuples and sets as lists, bytes as hex.
+
+    (Not ``dataclasses.asdict``: it rebuilds a Counter from its items, which counts them.)
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain(v) for v in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    return value
+
+
+def json_text(data: Any) -> str:
+    """``data`` (dataclasses included, via ``dataclasses.asdict``) as indented JSON.
+
+    json escapes C0 controls itself; C1 and format characters are escaped here too.
+    """
+    text = json.dumps(plain(data), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    if text.isprintable():
+        return text
+    return "".join(f"\\u{ord(c):04x}" if c != "\n" and _unsafe(c) else c for c in text)
+
+
+def emit(data: Any, text: Callable[[], str], *, as_json: bool, file: Any = None) -> None:
+    """Print ``data`` as JSON, or ``text()`` escaped; a closed pipe (``| head``) ends quietly."""
+    out = file or sys.stdout
+    try:
+        out.write((json_text(data) if as_json else escape_text(text())) + "\n")
+        out.flush()
+    except BrokenPipeError:
+        # The reader left; keep the interpreter's final flush from raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def progress_for(quiet: bool) -> Any:
+    """A tqdm factory on stderr, or None when quiet or stderr is not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return partial(tqdm, file=sys.stderr, unit="row", mininterval=0.5, leave=False)

@@ -1,0 +1,83 @@
+"""One database object per dialect behind one interface; every tool reaches storage through it.
+
+``open_database(url)`` or ``open_database(sqlite=PATH | postgres=DSN | mysql=DSN)``.
+URLs: ``sqlite:///relative.db``, ``sqlite:////absolute.db``, ``postgresql://…``,
+``mysql://…`` (``mariadb://`` too).  Read-only unless ``readonly=False``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from serde_kit.errors import ConfigError
+
+from .base import Database as Database
+from .batch import Batch as Batch
+from .model import EMPTY_TAG as EMPTY_TAG
+from .model import Layout as Layout
+from .model import Row as Row
+from .model import Table as Table
+
+__all__ = ["EMPTY_TAG", "ENV_VAR", "Batch", "Database", "Layout", "Row", "Table", "open_database", "split_url"]
+
+#: Environment variable holding a database URL for the command line.
+ENV_VAR = "SERDE_KIT_DB"
+
+_SCHEMES = {
+    "sqlite": "sqlite",
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+}
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """``(dialect, location)`` of a database URL; ConfigError for anything else."""
+    scheme, sep, rest = url.partition("://")
+    dialect = _SCHEMES.get(scheme.lower().split("+")[0]) if sep else None
+    if dialect is None:
+        raise ConfigError(
+            f"{url[:40]!r} is not a database URL; use sqlite:///PATH, postgresql://... or mysql://..."
+        )
+    if dialect == "sqlite":
+        if not rest.startswith("/") or rest == "/":
+            raise ConfigError("a SQLite URL is sqlite:///relative/path.db or sqlite:////absolute/path.db")
+        return dialect, rest[1:]
+    return dialect, url
+
+
+def open_database(
+    url: str | None = None,
+    *,
+    sqlite: str | os.PathLike[str] | None = None,
+    postgres: str | None = None,
+    mysql: str | None = None,
+    readonly: bool = True,
+    **options: Any,
+) -> Database:
+    """Open exactly one database: a URL, or a SQLite path / PostgreSQL DSN / MySQL DSN.
+
+    Read-only by default, and really so (SQLite ``mode=ro``, read-only
+    sessions on the servers).  Raises :class:`~serde_kit.errors.ConfigError`
+    when the file does not exist (it is never created), the saver's tables are
+    missing, or the server cannot be reached (the message never shows a password).
+    """
+    given = [(k, v) for k, v in (("url", url), ("sqlite", sqlite), ("postgres", postgres), ("mysql", mysql)) if v is not None]
+    if len(given) != 1:
+        raise ConfigError("give exactly one database: a URL, sqlite=PATH, postgres=DSN or mysql=DSN")
+    kind, where = given[0]
+    if kind == "url":
+        kind, where = split_url(str(where))
+    if kind == "sqlite":
+        from .sqlite import SqliteDatabase
+
+        return SqliteDatabase(where, readonly=readonly, **options)
+    if kind == "postgres":
+        from .postgres import PostgresDatabase
+
+        return PostgresDatabase(str(where), readonly=readonly)
+    from .mysql import MysqlDatabase
+
+    return MysqlDatabase(str(where), readonly=readonly)

@@ -1,0 +1,289 @@
+"""The one interface every tool uses to reach a saver's database, and its generic SQL.
+
+A :class:`Database` knows the saver's table layout (:class:`~.model.Layout`),
+reads rows in keyset pages, claims batches for compare-and-swap updates
+(:mod:`.batch`), counts, and answers the few questions ``inspect`` and
+``audit`` ask of the saver's own tables (:mod:`.saver`).  The algorithm lives here once; each dialect module overrides only what
+differs: bind-parameter mark, identifier quoting, a few SQL fragments, the claim
+and lock strategy, and how driver errors translate into :class:`StoreError`.
+
+Pages are walked by a *locator* (``rowid`` on SQLite, the primary key
+elsewhere), so a NULL in a primary-key column cannot end a walk early; rows are
+reported by their primary key.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+from serde_kit.errors import ConfigError, StoreError
+
+from .batch import PageSizer
+from .model import Layout, Row, Table, driver_value
+from .saver import SaverQueries
+
+__all__ = ["Database"]
+
+
+class Database(SaverQueries, ABC):
+    """A LangGraph checkpoint database opened for the tools (use as a context manager)."""
+
+    dialect: ClassVar[str]
+    mark: ClassVar[str] = "?"
+    layout: Layout
+    tables: tuple[Table, ...]
+    readonly: bool
+
+    # -- dialect hooks ---------------------------------------------------------
+    def quote(self, name: str) -> str:
+        """``name`` as an identifier."""
+        return f'"{name}"'
+
+    def null_safe_equal(self, column: str) -> str:
+        """SQL true when ``column`` equals the bound value, NULL equal to NULL."""
+        return f"{column} IS {self.mark}"
+
+    def head(self, column: str, n: int) -> str:
+        """SQL for the first ``n`` bytes of ``column``."""
+        return f"substr({column}, 1, {int(n)})"
+
+    @abstractmethod
+    def under_header(self, table: Table) -> str:
+        """SQL true when a row is ``+aesgcm`` and its blob starts with the bound header (two marks: length, header)."""
+
+    #: Whether the database locks rows (claims happen inside the transaction).
+    row_locks: ClassVar[bool] = True
+    #: The statement that opens a batch transaction.
+    begin_sql: ClassVar[str] = "BEGIN"
+
+    def lock_clause(self, mode: str) -> str:
+        """Row-lock suffix of a claim SELECT: ``mode`` is "wait", "nowait" or "skip"."""
+        if not self.row_locks:
+            return ""
+        return {"wait": "FOR UPDATE", "nowait": "FOR UPDATE NOWAIT", "skip": "FOR UPDATE SKIP LOCKED"}[mode]
+
+    def is_lock_unavailable(self, error: StoreError) -> bool:
+        """True when ``error`` is a NOWAIT claim that met a locked row."""
+        return False
+
+    def rollback_quietly(self) -> None:
+        """End the open transaction; a connection already lost has nothing to roll back."""
+        try:
+            self._execute("ROLLBACK")
+        except StoreError:
+            pass
+
+    @abstractmethod
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement and return a cursor; driver errors become StoreError."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection."""
+
+    def is_transient(self, error: BaseException) -> bool:
+        """True when ``error`` aborted a batch transaction that can simply be retried."""
+        return isinstance(error, StoreError) and error.transient
+
+    @property
+    def lost(self) -> bool:
+        """Whether the connection is gone (a server restarted or ended our session)."""
+        return False
+
+    def reconnect(self) -> None:
+        """Open a new connection after the old one was lost (a no-op where none can be lost)."""
+
+    def describe(self) -> str:
+        """Where this database is, for messages (never a password)."""
+        return self.dialect
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- SQL building ------------------------------------------------------------
+    def _cols(self, columns: Sequence[str], prefix: str = "") -> str:
+        return ", ".join(prefix + self.quote(c) for c in columns)
+
+    def _row_value(self, columns: Sequence[str], op: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``(columns) op (values)`` for keyset paging, as SQL and its parameters."""
+        marks = ", ".join([self.mark] * len(columns))
+        return f"({self._cols(columns)}) {op} ({marks})", list(values)
+
+    def _where(
+        self,
+        table: Table,
+        *,
+        after: tuple[Any, ...] | None = None,
+        until: tuple[Any, ...] | None = None,
+        exclude_header: bytes | None = None,
+        claim: bool = False,
+    ) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        walk = table.walk_columns
+        if claim:
+            clauses.append(f"{self.quote(table.blob_column)} IS NOT NULL")
+        for op, values in ((">", after), ("<=", until)):
+            if values is not None:
+                sql, more = self._row_value(walk, op, values)
+                clauses.append(sql)
+                params.extend(more)
+        if exclude_header is not None:
+            clauses.append(f"NOT {self.under_header(table)}")
+            params.extend([len(exclude_header), exclude_header])
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+    def _select_sql(self, table: Table, where: str, *, head: int | None = None, lock: str = "") -> str:
+        blob = self.quote(table.blob_column)
+        if head is not None:
+            blob = self.head(blob, head)
+        extra = [c for c in table.locator if c not in table.pk_columns]
+        columns = [self._cols(table.pk_columns)]
+        if extra:
+            columns.append(self._cols(extra))
+        columns += [self.quote(table.tag_column), blob]
+        return (
+            f"SELECT {', '.join(columns)} FROM {self.quote(table.name)}{where} "
+            f"ORDER BY {self._cols(table.walk_columns)} LIMIT {self.mark} {lock}"
+        ).rstrip()
+
+    def _rows(self, table: Table, records: Any) -> list[Row]:
+        n = len(table.pk_columns)
+        extra = [c for c in table.locator if c not in table.pk_columns]
+        out = []
+        for r in records:
+            pk = tuple(r[:n])
+            loc = tuple(r[n : n + len(extra)]) if extra else ()
+            if table.locator and not extra:
+                loc = tuple(pk[table.pk_columns.index(c)] for c in table.locator)
+            tag, blob = r[n + len(extra)], r[n + len(extra) + 1]
+            out.append(Row(table.name, pk, tag, driver_value(blob), loc))
+        return out
+
+    def select_rows(
+        self,
+        table: Table,
+        *,
+        after: tuple[Any, ...] | None,
+        limit: int,
+        head: int | None = None,
+        exclude_header: bytes | None = None,
+        claim: bool = False,
+        until: tuple[Any, ...] | None = None,
+        lock: str = "",
+    ) -> list[Row]:
+        """One page of ``table`` in walk order (the building block of pages and batches)."""
+        where, params = self._where(table, after=after, until=until, exclude_header=exclude_header, claim=claim)
+        sql = self._select_sql(table, where, head=head, lock=lock)
+        return self._rows(table, self._execute(sql, [*params, limit]).fetchall())
+
+    # -- reading -------------------------------------------------------------------
+    def count(
+        self,
+        table: Table,
+        *,
+        exclude_header: bytes | None = None,
+        after: tuple[Any, ...] | None = None,
+        until: tuple[Any, ...] | None = None,
+        claim: bool = False,
+    ) -> int:
+        """Rows of ``table`` matching the conditions (all rows when none are given)."""
+        where, params = self._where(table, after=after, until=until, exclude_header=exclude_header, claim=claim)
+        return int(self._execute(f"SELECT count(*) FROM {self.quote(table.name)}{where}", params).fetchone()[0])
+
+    def count_rows_by_table(self) -> dict[str, int]:
+        """Number of rows per table."""
+        return {t.name: self.count(t) for t in self.tables}
+
+    def count_rows(self) -> int:
+        """Number of rows in all tables (empty rows included)."""
+        return sum(self.count_rows_by_table().values())
+
+    def count_pending(self, table: Table, *, exclude_header: bytes | None) -> int:
+        """Rows of ``table`` that :meth:`batch` would claim."""
+        return self.count(table, exclude_header=exclude_header, claim=True)
+
+    def table(self, name: str) -> Table:
+        """The :class:`Table` called ``name``; ConfigError if there is none."""
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise ConfigError(f"no table {name!r} in this {self.dialect} database")
+
+    def iter_rows(
+        self,
+        batch_size: int = 500,
+        *,
+        tables: Sequence[str] | None = None,
+        head: int | None = None,
+    ) -> Iterator[list[Row]]:
+        """Every row, table by table, in walk order, ``batch_size`` at a time.
+
+        Each page is its own short query, so no long transaction is held open
+        beside a running application.  With ``head``, only the first ``head``
+        bytes of each blob are read.
+        """
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        picked = list(self.tables) if tables is None else [self.table(n) for n in tables]
+        for table in picked:
+            after: tuple[Any, ...] | None = None
+            sizer = PageSizer(batch_size)
+            while True:
+                rows = self.select_rows(table, after=after, limit=sizer.limit, head=head)
+                if not rows:
+                    break
+                sizer.saw(rows)
+                yield rows
+                after = rows[-1].where
+
+    # -- writing ---------------------------------------------------------------------
+    def check_writable(self) -> None:
+        """ConfigError unless opened with ``readonly=False``."""
+        if self.readonly:
+            raise ConfigError("this database was opened read-only; open it with readonly=False to write")
+
+    @abstractmethod
+    def batch(
+        self,
+        table: Table,
+        *,
+        after: tuple[Any, ...] | None,
+        limit: int,
+        exclude_header: bytes | None = None,
+        skip_locked: bool = True,
+        until: tuple[Any, ...] | None = None,
+    ) -> Any:
+        """Claim up to ``limit`` rows of ``table`` after locator ``after`` (to ``until``, inclusive).
+
+        Rows with a NULL blob are never claimed, nor ``+aesgcm`` rows whose blob
+        starts with ``exclude_header``.  Everything done through the yielded
+        :class:`Batch` is one transaction, committed when the block exits
+        normally and rolled back on an exception.  Where the database has row
+        locks, rows are locked ``FOR UPDATE`` (``SKIP LOCKED`` unless
+        ``skip_locked=False``) so concurrent workers share them.
+        """
+
+    def update_sql(self, table: Table) -> str:
+        """Compare-and-swap UPDATE of one row: marks for new tag, new blob, walk columns, old tag, old blob."""
+        t = table
+        match = " AND ".join(f"{self.quote(c)} = {self.mark}" for c in t.walk_columns)
+        return (
+            f"UPDATE {self.quote(t.name)} SET {self.quote(t.tag_column)} = {self.mark}, "
+            f"{self.quote(t.blob_column)} = {self.mark} WHERE {match} "
+            f"AND {self.null_safe_equal(self.quote(t.tag_column))} AND {self.quote(t.blob_column)} = {self.mark}"
+        )
+
+    def reread_sql(self, table: Table, *, lock: str = "") -> str:
+        """SELECT of one row's tag and blob by its walk columns."""
+        t = table
+        match = " AND ".join(f"{self.quote(c)} = {self.mark}" for c in t.walk_columns)
+        return (
+            f"SELECT {self.quote(t.tag_column)}, {self.quote(t.blob_column)} FROM {self.quote(t.name)} "
+            f"WHERE {match} {lock}"
+        ).rstrip()

@@ -1,0 +1,315 @@
+"""MySQL and MariaDB: the ``langgraph-checkpoint-mysql`` layout (sync and async savers alike).
+
+================= ====== ======
+table             tag    blob
+================= ====== ======
+checkpoint_blobs  type   `blob`
+checkpoint_writes type   `blob`
+================= ====== ======
+
+As with PostgreSQL, ``checkpoints.checkpoint`` and ``metadata`` are JSON the
+saver writes itself.  Primary keys (which include ``checkpoint_ns_hash``) come
+from ``information_schema``.  InnoDB row locks give the same claim strategy as
+PostgreSQL (``FOR UPDATE NOWAIT``, then ``SKIP LOCKED``; MariaDB 10.6+, MySQL 8+).
+
+DSN: ``mysql://user:password@host:port/database`` with optional
+``?unix_socket=/path`` (the password may also come from ``MYSQL_PWD``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from serde_kit.errors import ConfigError, StoreError
+
+from .base import Database
+from .batch import SqlBatch
+from .model import Layout, Row, Table
+
+__all__ = ["LAYOUT", "MysqlDatabase", "parse_mysql_dsn"]
+
+LAYOUT = Layout(
+    saver="PyMySQLSaver",
+    serde_tables={"checkpoint_blobs": ("type", "blob"), "checkpoint_writes": ("type", "blob")},
+    writes_table="checkpoint_writes",
+    writes_blob="blob",
+    checkpoint_serde=False,
+    blobs_table="checkpoint_blobs",
+)
+
+# MySQL/MariaDB error numbers (server and client).
+_LOCK_WAIT_TIMEOUT = 1205
+_DEADLOCK = 1213
+_NOWAIT = 3572
+_DENIED = (1142, 1143, 1044, 1045, 1227)
+_READ_ONLY = (1792, 1290, 1036)
+_DISK_FULL = (1021, 1114)
+_LOST = (2006, 2013, 2003, 2002, 2055, 1927, 1053)
+
+
+def parse_mysql_dsn(dsn: str) -> dict[str, Any]:
+    """pymysql ``connect`` arguments for ``mysql://user:password@host:port/db[?unix_socket=...]``."""
+    parts = urlsplit(dsn)
+    if parts.scheme not in ("mysql", "mariadb", "mysql+pymysql"):
+        raise ConfigError(f"a MySQL DSN starts with mysql://, not {parts.scheme or dsn[:10]!r}://")
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    args: dict[str, Any] = {
+        "host": parts.hostname or "localhost",
+        "user": unquote(parts.username) if parts.username else os.environ.get("MYSQL_USER", "root"),
+        "database": unquote(parts.path.lstrip("/")) or None,
+    }
+    try:
+        if parts.port is not None:
+            args["port"] = parts.port
+    except ValueError:
+        raise ConfigError("the MySQL DSN has a port that is not a number") from None
+    password = unquote(parts.password) if parts.password else os.environ.get("MYSQL_PWD")
+    if password:
+        args["password"] = password
+    if "unix_socket" in query:
+        args["unix_socket"] = query["unix_socket"]
+    if args["database"] is None:
+        raise ConfigError("the MySQL DSN names no database: mysql://user@host:port/DATABASE")
+    return args
+
+
+class MysqlDatabase(Database):
+    """A database written by langgraph-checkpoint-mysql's savers (MySQL 8+ or MariaDB 10.6+)."""
+
+    dialect = "mysql"
+    mark = "%s"
+    begin_sql = "START TRANSACTION"
+    layout = LAYOUT
+
+    def __init__(self, dsn: str, *, readonly: bool = True) -> None:
+        try:
+            import pymysql
+        except ImportError:
+            raise ConfigError("MySQL support needs PyMySQL: pip install 'serde-kit[mysql]'") from None
+        self._pymysql = pymysql
+        self._args = parse_mysql_dsn(dsn)
+        self.readonly = readonly
+        a = self._args
+        place = a.get("unix_socket") or f"{a['host']}:{a.get('port', 3306)}"
+        self._where_text = f"{place}/{a['database']} as user {a['user']}"
+        self.conn: Any = None
+        self._connect()
+        try:
+            self.tables = self._discover()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _connect(self) -> None:
+        pymysql = self._pymysql
+        try:
+            self.conn = pymysql.connect(
+                **self._args, autocommit=True, charset="utf8mb4", connect_timeout=15, binary_prefix=True
+            )
+            if self.readonly:
+                self.conn.cursor().execute("SET SESSION TRANSACTION READ ONLY")
+        except pymysql.MySQLError as e:
+            raise ConfigError(f"cannot connect to MySQL at {self._where_text}: {self._first_line(e)}") from None
+
+    def reconnect(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+        try:
+            self._connect()
+        except ConfigError as e:
+            raise StoreError(str(e), transient=True) from None
+
+    def describe(self) -> str:
+        return f"mysql:{self._where_text}"
+
+    def _first_line(self, e: BaseException) -> str:
+        args = getattr(e, "args", ())
+        text = str(args[1]) if len(args) >= 2 else str(e)
+        password = self._args.get("password")
+        if password:
+            text = text.replace(str(password), "***")
+        return text.strip().splitlines()[0] if text.strip() else type(e).__name__
+
+    def quote(self, name: str) -> str:
+        return f"`{name}`"
+
+    def _row_value(self, columns: Sequence[str], op: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        # MySQL/MariaDB do not range-scan an index for a row-value comparison (a
+        # claim FOR UPDATE would scan, and lock, the whole table): spell it out
+        # as first >= x AND (first > x OR (first = x AND (second > y OR ...))).
+        strict = op.rstrip("=")
+        cols = [self.quote(c) for c in columns]
+        sql, params = f"{cols[-1]} {op} %s", [values[-1]]
+        for col, value in zip(reversed(cols[:-1]), reversed(values[:-1]), strict=True):
+            sql = f"({col} {strict} %s OR ({col} = %s AND {sql}))"
+            params = [value, value, *params]
+        lead = ">=" if strict == ">" else "<="
+        return f"({cols[0]} {lead} %s AND {sql})", [values[0], *params]
+
+    def null_safe_equal(self, column: str) -> str:
+        return f"{column} <=> %s"
+
+    def head(self, column: str, n: int) -> str:
+        return f"substring({column}, 1, {int(n)})"
+
+    def under_header(self, table: Table) -> str:
+        tag, blob = self.quote(table.tag_column), self.quote(table.blob_column)
+        # BINARY: the column's collation may be case-insensitive.
+        return f"(coalesce(BINARY right({tag}, 7) = BINARY '+aesgcm', 0) AND coalesce(left({blob}, %s) = %s, 0))"
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        try:
+            cur = self.conn.cursor()
+            cur.execute(sql, list(params) if params else None)
+            return cur
+        except self._pymysql.MySQLError as e:
+            raise self._translate(e) from None
+
+    def _translate(self, e: BaseException) -> StoreError:
+        code = e.args[0] if getattr(e, "args", None) and isinstance(e.args[0], int) else None
+        first = self._first_line(e)
+        where = self._where_text
+        if code in (_DEADLOCK, _LOCK_WAIT_TIMEOUT, _NOWAIT):
+            return StoreError(f"MySQL at {where}: a row is locked ({first})", transient=True)
+        if code in _DENIED:
+            return StoreError(
+                f"MySQL at {where} refused: {first}. The user needs SELECT (and UPDATE to --apply) "
+                "on checkpoint_blobs, checkpoint_writes and checkpoints"
+            )
+        if code in _READ_ONLY:
+            return StoreError(f"MySQL at {where} is read-only ({first}); run without --apply, or on the primary")
+        if code in _DISK_FULL:
+            return StoreError(f"MySQL at {where} is out of space ({first}); the batch was rolled back")
+        if code in _LOST or isinstance(e, (self._pymysql.err.InterfaceError,)) or self.lost:
+            return StoreError(
+                f"lost the connection to MySQL at {where} ({first}); the open batch was rolled back", transient=True
+            )
+        return StoreError(f"MySQL at {where}: {type(e).__name__}: {first}")
+
+    @property
+    def lost(self) -> bool:
+        return bool(self.conn is None or not self.conn.open)
+
+    def is_lock_unavailable(self, error: StoreError) -> bool:
+        return "is locked" in str(error)
+
+    def _discover(self) -> tuple[Table, ...]:
+        tables = []
+        schema = self._args["database"]
+        for name, (tag_col, blob_col) in self.layout.serde_tables.items():
+            columns = {
+                r[0]
+                for r in self._execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
+                    (schema, name),
+                ).fetchall()
+            }
+            if not columns:
+                raise ConfigError(
+                    f"MySQL database {self._where_text} is not a LangGraph MySQL saver database: table {name} "
+                    "missing (run saver.setup() once, or check the database)"
+                )
+            pk = tuple(
+                r[0]
+                for r in self._execute(
+                    "SELECT column_name FROM information_schema.key_column_usage "
+                    "WHERE table_schema = %s AND table_name = %s AND constraint_name = 'PRIMARY' "
+                    "ORDER BY ordinal_position",
+                    (schema, name),
+                ).fetchall()
+            )
+            absent = [c for c in (tag_col, blob_col) if c not in columns]
+            if absent or not pk:
+                what = f"column(s) {', '.join(absent)}" if absent else "a primary key"
+                raise ConfigError(f"MySQL table {name} lacks {what}; this is not a LangGraph MySQL saver layout")
+            tables.append(Table(name, tag_col, blob_col, pk))
+        return tuple(tables)
+
+    def has_column(self, table: str, column: str) -> bool:
+        return bool(
+            self.query(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = %s AND table_name = %s "
+                "AND column_name = %s",
+                [self._args["database"], table, column],
+            )
+        )
+
+    def batch(
+        self,
+        table: Table,
+        *,
+        after: tuple[Any, ...] | None,
+        limit: int,
+        exclude_header: bytes | None = None,
+        skip_locked: bool = True,
+        until: tuple[Any, ...] | None = None,
+    ) -> SqlBatch:
+        self.check_writable()
+        return _MysqlBatch(
+            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
+        )
+
+    def close(self) -> None:
+        if self.conn is not None and self.conn.open:
+            self.conn.close()
+
+
+#: Rows and bytes per compare-and-swap statement (the server's max_allowed_packet is 16 MiB by default).
+_CAS_ROWS = 500
+_CAS_BYTES = 4 << 20
+
+
+class _MysqlBatch(SqlBatch):
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        # The claim locked these rows FOR UPDATE in this transaction, so they cannot
+        # change before the update: one UPDATE ... JOIN per chunk, and when it does
+        # not touch every row (a row re-read meanwhile), the chunk goes row by row.
+        if not items:
+            return []
+        out: list[bool] = []
+        chunk: list[tuple[Row, str, bytes]] = []
+        size = 0
+        for item in items:
+            chunk.append(item)
+            size += len(item[0].blob) + len(item[2])
+            if len(chunk) >= _CAS_ROWS or size >= _CAS_BYTES:
+                out += self._chunk(chunk)
+                chunk, size = [], 0
+        if chunk:
+            out += self._chunk(chunk)
+        return out
+
+    def _chunk(self, items: list[tuple[Row, str, bytes]]) -> list[bool]:
+        t, q, db = self.table, self.db.quote, self.db
+        keys = [f"k{i}" for i in range(len(t.pk_columns))]
+        names = [*keys, "old_tag", "old_blob", "new_tag", "new_blob"]
+        sample = [*items[0][0].pk, items[0][0].tag, items[0][0].blob, items[0][1], items[0][2]]
+        # Bytes go as hex: PyMySQL escapes a hex str in C, but bytes in Python (most of the cost).
+        hexed = [isinstance(v, (bytes, bytearray)) for v in sample]
+        marks = ["UNHEX(%s)" if h else "%s" for h in hexed]
+        first = ", ".join(f"{m} AS {n}" for m, n in zip(marks, names, strict=True))
+        rest = ", ".join(marks)
+        rows = " UNION ALL ".join([f"SELECT {first}"] + [f"SELECT {rest}"] * (len(items) - 1))
+        match = " AND ".join(f"t.{q(c)} = v.{k}" for c, k in zip(t.pk_columns, keys, strict=True))
+        sql = (
+            f"UPDATE {q(t.name)} AS t JOIN ({rows}) AS v ON {match} "
+            f"AND t.{q(t.tag_column)} <=> v.old_tag AND t.{q(t.blob_column)} = v.old_blob "
+            f"SET t.{q(t.tag_column)} = v.new_tag, t.{q(t.blob_column)} = v.new_blob"
+        )
+        params: list[Any] = []
+        for row, tag, blob in items:
+            values = [*row.pk, row.tag, row.blob, tag, blob]
+            if [isinstance(v, (bytes, bytearray)) for v in values] != hexed:
+                return [self.compare_and_swap(r, g, b) for r, g, b in items]  # mixed types: row by row
+            params += [v.hex() if h else v for v, h in zip(values, hexed, strict=True)]
+        self._begin()
+        db._execute("SAVEPOINT serde_kit_cas")
+        if db._execute(sql, params).rowcount == len(items):
+            return [True] * len(items)
+        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
+        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]

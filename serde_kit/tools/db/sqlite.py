@@ -1,0 +1,260 @@
+"""SQLite: the ``langgraph-checkpoint-sqlite`` layout, plus LangGraph's ``SqliteCache``.
+
+=========== ====== ==========  ==================================
+table       tag    blob        written by
+=========== ====== ==========  ==================================
+checkpoints type   checkpoint  SqliteSaver (the whole checkpoint)
+writes      type   value       SqliteSaver (pending writes)
+cache       encoding val       SqliteCache(serde=...) (when present)
+=========== ====== ==========  ==================================
+
+Pages walk ``rowid``: SQLite lets a table rebuilt without ``NOT NULL`` hold
+NULLs in primary-key columns, and a row-value comparison with a NULL would end
+the walk there.  SQLite has no row locks; a batch reads its rows first and
+takes the write lock (``BEGIN IMMEDIATE``) at its first update.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from serde_kit.errors import ConfigError, StoreError
+
+from .base import Database
+from .batch import SqlBatch
+from .model import Layout, Row, Table
+
+__all__ = ["LAYOUT", "SqliteDatabase"]
+
+LAYOUT = Layout(
+    saver="SqliteSaver",
+    serde_tables={"checkpoints": ("type", "checkpoint"), "writes": ("type", "value"), "cache": ("encoding", "val")},
+    writes_table="writes",
+    writes_blob="value",
+    checkpoint_serde=True,
+    optional=frozenset({"cache"}),
+)
+
+#: Seconds a statement waits for another connection's lock (the application's short writes).
+DEFAULT_TIMEOUT = 30.0
+
+
+def _text(raw: bytes) -> Any:
+    # A TEXT value that is not UTF-8 (a stray row) stays bytes instead of failing the whole page.
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+class _Result:
+    """A statement's rows, fetched, and its rowcount (what the generic code reads of a cursor)."""
+
+    __slots__ = ("_rows", "rowcount")
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows = rows
+        self.rowcount = rowcount
+
+    def fetchall(self) -> list[Any]:
+        return self._rows
+
+    def fetchone(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def __iter__(self) -> Any:
+        return iter(self._rows)
+
+
+class SqliteDatabase(Database):
+    """A SqliteSaver database file."""
+
+    dialect = "sqlite"
+    mark = "?"
+    row_locks = False
+    begin_sql = "BEGIN IMMEDIATE"
+    layout = LAYOUT
+
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = True, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self.timeout = timeout
+        if not self.path.exists():
+            raise ConfigError(
+                f"SQLite database {str(self.path)!r} does not exist; check the path "
+                "(serde-kit never creates a database)"
+            )
+        if not self.path.is_file():
+            raise ConfigError(f"SQLite database {str(self.path)!r} is not a file")
+        uri = f"{self.path.resolve().as_uri()}?mode={'ro' if readonly else 'rw'}"
+        try:
+            # isolation_level=None: BEGIN/COMMIT are ours.
+            self.conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise self._translate(e) from None
+        try:
+            self.tables = self._discover()
+        except sqlite3.DatabaseError as e:
+            self.conn.close()
+            raise ConfigError(f"cannot read {str(self.path)!r} as a SQLite database: {e}") from None
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def describe(self) -> str:
+        return f"sqlite:{self.path}"
+
+    def quote(self, name: str) -> str:
+        return name if name == "rowid" else f'"{name}"'
+
+    def under_header(self, table: Table) -> str:
+        tag, blob = self.quote(table.tag_column), self.quote(table.blob_column)
+        # GLOB is case-sensitive, unlike LIKE.
+        return f"(coalesce({tag}, '') GLOB '*+aesgcm' AND coalesce(substr({blob}, 1, ?) = ?, 0))"
+
+    def head(self, column: str, n: int) -> str:
+        # substr() of a zero-length blob is NULL in SQLite; keep short blobs whole.
+        return f"CASE WHEN length({column}) <= {int(n)} THEN {column} ELSE substr({column}, 1, {int(n)}) END"
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        # SQLite reads rows lazily, so errors can come while fetching: fetch here.
+        try:
+            try:
+                cur = self.conn.execute(sql, list(params))
+                return _Result(cur.fetchall(), cur.rowcount)
+            except sqlite3.OperationalError as e:
+                if "Could not decode to UTF-8" not in str(e):
+                    raise
+            # A stray TEXT value that is not UTF-8: read this statement again keeping such values as bytes.
+            self.conn.text_factory = _text
+            try:
+                cur = self.conn.execute(sql, list(params))
+                return _Result(cur.fetchall(), cur.rowcount)
+            finally:
+                self.conn.text_factory = str
+        except sqlite3.Error as e:
+            raise self._translate(e) from None
+
+    def _translate(self, e: sqlite3.Error) -> StoreError:
+        text = str(e)
+        where = str(self.path)
+        if "locked" in text or "busy" in text:
+            return StoreError(
+                f"{where} is locked by another connection for longer than {self.timeout:g} s "
+                "(a long transaction in the application or another tool?); nothing of the open batch "
+                "was written: rerun when it is released",
+                transient=True,
+            )
+        if "disk is full" in text or "database or disk is full" in text:
+            return StoreError(
+                f"the disk holding {where} is full; the open batch was rolled back. Free some space and rerun"
+            )
+        if "readonly" in text or "read-only" in text:
+            return StoreError(
+                f"{where} cannot be written ({text}): check the file's and its directory's permissions "
+                "(SQLite writes a journal beside the file), or run without --apply"
+            )
+        if "unable to open" in text:
+            wal = self.path.with_name(self.path.name + "-wal")
+            shm = self.path.with_name(self.path.name + "-shm")
+            if wal.exists() and not shm.exists():
+                return StoreError(
+                    f"cannot open {where}: it is a WAL database whose {shm.name} file is missing, and SQLite "
+                    "cannot create it (read-only directory or filesystem). Open it once where it is writable, "
+                    "or copy the database with its -wal file somewhere writable"
+                )
+            return StoreError(f"cannot open {where} ({text}): check the path and the directory's permissions")
+        if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.OperationalError):
+            return StoreError(f"{where}: {text}")
+        return StoreError(f"{where}: {type(e).__name__}: {text}")
+
+    def _discover(self) -> tuple[Table, ...]:
+        existing = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [n for n in self.layout.serde_tables if n not in existing and n not in self.layout.optional]
+        if missing:
+            raise ConfigError(
+                f"{str(self.path)!r} is not a LangGraph SqliteSaver database: "
+                f"table(s) {', '.join(missing)} missing (run the application once, "
+                "or check that this is the right file)"
+            )
+        tables = []
+        for name, (tag_col, blob_col) in self.layout.serde_tables.items():
+            if name not in existing:
+                continue
+            info = self.conn.execute(f'PRAGMA table_info("{name}")').fetchall()
+            columns = {r[1] for r in info}
+            absent = [c for c in (tag_col, blob_col) if c not in columns]
+            pk = tuple(r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5]))
+            if absent or not pk:
+                what = f"column(s) {', '.join(absent)}" if absent else "a primary key"
+                raise ConfigError(
+                    f"{str(self.path)!r}: table {name} lacks {what}; this is not a LangGraph {self.layout.saver} layout"
+                )
+            try:
+                self.conn.execute(f'SELECT rowid FROM "{name}" LIMIT 0')
+                locator: tuple[str, ...] = ("rowid",)
+            except sqlite3.OperationalError:  # WITHOUT ROWID
+                locator = ()
+            tables.append(Table(name, tag_col, blob_col, pk, locator))
+        return tuple(tables)
+
+    def has_column(self, table: str, column: str) -> bool:
+        # Not a probe SELECT: SQLite reads a double-quoted unknown name as a string.
+        return any(r[1] == column for r in self._execute(f"PRAGMA table_info({self.quote(table)})"))
+
+    def batch(
+        self,
+        table: Table,
+        *,
+        after: tuple[Any, ...] | None,
+        limit: int,
+        exclude_header: bytes | None = None,
+        skip_locked: bool = True,
+        until: tuple[Any, ...] | None = None,
+    ) -> SqlBatch:
+        self.check_writable()
+        return _SqliteBatch(
+            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
+        )
+
+    def rollback_quietly(self) -> None:
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+#: Rows per compare-and-swap statement (5 bound values each; SQLite allows 32766).
+_CAS_ROWS = 500
+
+
+class _SqliteBatch(SqlBatch):
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        t, q = self.table, self.db.quote
+        if not items or t.locator != ("rowid",):
+            return super().compare_and_swap_many(items)
+        # One UPDATE ... FROM (VALUES ...) RETURNING per chunk instead of a statement per row.
+        self._begin()
+        name, tag, blob = q(t.name), q(t.tag_column), q(t.blob_column)
+        done: set[Any] = set()
+        for start in range(0, len(items), _CAS_ROWS):
+            chunk = items[start : start + _CAS_ROWS]
+            values = ", ".join(["(?, ?, ?, ?, ?)"] * len(chunk))
+            sql = (
+                f"UPDATE {name} SET {tag} = v.column4, {blob} = v.column5 FROM (VALUES {values}) AS v "
+                f"WHERE {name}.rowid = v.column1 AND {name}.{tag} IS v.column2 AND {name}.{blob} = v.column3 "
+                f"RETURNING {name}.rowid"
+            )
+            params: list[Any] = []
+            for row, new_tag, new_blob in chunk:
+                params += [row.where[0], row.tag, row.blob, new_tag, new_blob]
+            done.update(r[0] for r in self.db._execute(sql, params).fetchall())
+        return [row.where[0] in done for row, _, _ in items]

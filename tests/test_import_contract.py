@@ -1,0 +1,88 @@
+"""The layering contract: the library never imports the command line or its dependencies.
+
+Every module of serde_kit outside ``serde_kit.cli`` is imported in a fresh
+interpreter, which then runs the tools over a real SQLite database; afterwards
+none of ``serde_kit.cli``, ``argparse`` or ``tqdm`` may have been imported
+(the standard library itself imports no argparse on these paths, which the
+baseline case checks).
+"""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+import serde_kit
+
+FORBIDDEN = ("serde_kit.cli", "argparse", "tqdm")
+
+#: Programs, not library: they are allowed to parse a command line.
+PROGRAMS = {
+    "serde_kit.__main__",  # `python -m serde_kit` is the CLI
+    "serde_kit.demo",  # the README's demo program (its own argparse)
+}
+
+
+def library_modules() -> list[str]:
+    names = [m.name for m in pkgutil.walk_packages(serde_kit.__path__, "serde_kit.")]
+    return sorted(n for n in names if not n.startswith("serde_kit.cli") and n not in PROGRAMS)
+
+
+def imported_after(code: str) -> list[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(k for k in {FORBIDDEN!r} if k in sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_the_probe_sees_an_import():
+    assert imported_after("import argparse") == ["argparse"]
+    assert imported_after("import serde_kit.cli") == ["argparse", "serde_kit.cli"]
+
+
+def test_every_library_module_is_listed():
+    mods = library_modules()
+    assert {"serde_kit.tools.rotate", "serde_kit.tools.db.mysql", "serde_kit.crypto.rows"} <= set(mods)
+    assert not any(m.startswith("serde_kit.cli") for m in mods)
+
+
+def test_no_library_module_imports_the_cli_argparse_or_tqdm():
+    code = "\n".join(f"import {m}" for m in library_modules())
+    assert imported_after(code) == []
+
+
+@pytest.fixture
+def saver_db(tmp_path):
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path, check_same_thread=False) as conn:
+        SqliteSaver(conn).setup()
+    return path
+
+
+def test_running_the_tools_imports_none_of_them(saver_db):
+    code = f"""
+from serde_kit.crypto import Keyring
+from serde_kit.tools.db import open_database
+from serde_kit.tools.rotate import rotate
+from serde_kit.tools.status import status
+from serde_kit.tools.retire import retire
+from serde_kit.tools.audit import audit_store
+from serde_kit.tools.scan import scan_store
+from serde_kit.tools.inspect import list_threads
+keyring = Keyring.generate("k1")
+with open_database(sqlite={str(saver_db)!r}, readonly=False) as db:
+    rotate(db, keyring=keyring, apply=True)
+    status(db, keyring=keyring, verify=True)
+    retire(db, "k0")
+    audit_store(db)
+    scan_store(db)
+    list_threads(db)
+"""
+    assert imported_after(code) == []
