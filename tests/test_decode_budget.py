@@ -356,3 +356,14 @@ def test_typed_values_as_map_keys_read_but_cannot_flood():
     few += attack.pack(attack.ext(0, ["uuid", "UUID", uuid.UUID(int=2).hex])) + b"\x02"
     assert SERDE.loads(few) == {uuid.UUID(int=1): 1, uuid.UUID(int=2): 2}
     refused(attack.flood_uuid_keys(), "max_hash_collisions")
+
+
+def test_decimal_exponent_and_parsed_text_are_bounded():
+    from decimal import Decimal
+
+    refused(attack.row(0, ["decimal", "Decimal", "1e999999999"]), "max_number_digits")
+    refused(attack.row(0, ["uuid", "UUID", "0" * 5000]), "max_text_length")
+    refused(attack.row(3, ["datetime", "datetime", "2024-01-01" + " " * 5000, "fromisoformat"]), "max_text_length")
+    for value in (Decimal("1e5"), Decimal("-1.50"), Decimal("NaN"), Decimal("-Infinity")):
+        back = SERDE.loads(SERDE.dumps(value))
+        assert str(back) == str(value)

@@ -537,9 +537,14 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
     """The rebuilders that need ``limits``, keyed like :data:`REBUILDERS`."""
     from .._prescan import check_hash_collisions
 
+    max_text = limits.max_text_length
+    max_digits = limits.max_number_digits
+
     def text(value: Any, what: str) -> str:
-        expect(value, str, what)
-        limits.check("max_text_length", f"length of the stored {what}", len(value))
+        if type(value) is not str:
+            expect(value, str, what)
+        if len(value) > max_text:
+            raise limits.refuse("max_text_length", f"length of the stored {what}", len(value))
         return value
 
     def big_int(env: list) -> int:
@@ -556,11 +561,10 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         return fractions.Fraction(numerator, denominator)
 
     def decimal_(env: list) -> decimal.Decimal:
+        # Its digits are bounded by the text; its exponent is not ("1e999999999").
         value = decimal.Decimal(text(env[2], "Decimal text"))
-        sign, digits, exponent = value.as_tuple()
-        limits.check("max_number_digits", "digits of a stored Decimal", len(digits))
-        if isinstance(exponent, int):
-            limits.check("max_number_digits", "exponent of a stored Decimal", abs(exponent))
+        if value.is_finite() and abs(value.adjusted()) > max_digits:
+            raise limits.refuse("max_number_digits", "exponent of a stored Decimal", abs(value.adjusted()))
         return value
 
     def pattern(env: list) -> re.Pattern:
