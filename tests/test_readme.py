@@ -67,10 +67,10 @@ def test_every_python_snippet_is_a_typed_file() -> None:
 def test_install_line_names_real_extras() -> None:
     (line,) = _code("install (extras checked against pyproject.toml)").splitlines()
     meta = importlib.metadata.metadata("serde-kit")
-    match = re.fullmatch(r'pip install "([\w-]+)\[([\w,]+)\]" +# extras: (.*)', line)
+    match = re.fullmatch(r'pip install "\.\[([\w,]+)\]" +# in a clone; extras: (.*)', line)
     assert match, line
-    package, extras, named = match[1], match[2].split(","), match[3].split(", ")
-    assert package == meta["Name"]
+    extras, named = match[1].split(","), match[2].split(", ")
+    assert meta["Name"] == "serde-kit"
     assert set(extras) <= set(named) <= set(meta.get_all("Provides-Extra") or [])
 
 
