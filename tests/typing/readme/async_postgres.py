@@ -10,8 +10,7 @@ from serde_kit import EncryptedSerializer, Serializer, load_keyring
 
 async def main() -> None:
     serde = EncryptedSerializer(Serializer(allow=[Doc]), load_keyring())
-    async with AsyncPostgresSaver.from_conn_string(os.environ["DATABASE_URL"]) as saver:
-        saver.serde = serde  # older releases' from_conn_string take no serde=; this works in all
+    async with AsyncPostgresSaver.from_conn_string(os.environ["DATABASE_URL"], serde=serde) as saver:
         await saver.setup()
         graph = builder.compile(checkpointer=saver)
         config: RunnableConfig = {"configurable": {"thread_id": "t-1"}}

@@ -12,7 +12,6 @@ from serde_kit import EncryptedSerializer, Serializer, load_keyring
 @contextlib.asynccontextmanager
 async def make_checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
     serde = EncryptedSerializer(Serializer(allow=[Doc]), load_keyring())
-    async with AsyncPostgresSaver.from_conn_string(os.environ["DATABASE_URL"]) as saver:
-        saver.serde = serde
-        await saver.setup()
+    async with AsyncPostgresSaver.from_conn_string(os.environ["DATABASE_URL"], serde=serde) as saver:
+        await saver.setup()  # creates or migrates the tables
         yield saver
