@@ -10,7 +10,9 @@ stamp=".venv/.installed-$extras"
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints/test.txt -nt "$stamp" ]; then
+# serde_kit/__init__.py holds the version, which the installed metadata copies.
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints/test.txt -nt "$stamp" ] \
+        || [ serde_kit/__init__.py -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -c constraints/test.txt -e ".[$extras]"
     touch "$stamp"
