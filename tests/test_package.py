@@ -43,3 +43,50 @@ def test_the_demo_is_not_part_of_the_package() -> None:
         [sys.executable, "-c", "import serde_kit.demo"], capture_output=True, text=True
     )
     assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr
+
+
+def _requirements() -> list:
+    from packaging.requirements import Requirement
+
+    return [Requirement(r) for r in importlib.metadata.requires("serde-kit") or []]
+
+
+def _pins(name: str) -> dict[str, str]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "constraints" / name).read_text()
+    pins = {}
+    for line in text.splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            package, version = line.split("==")
+            pins[re.sub(r"\[.*\]", "", package).lower().replace("_", "-")] = version
+    return pins
+
+
+def test_extras_state_ranges_not_pins() -> None:
+    # Exact pins in extras made pip refuse, or silently replace, a user's LangGraph.
+    reqs = [r for r in _requirements() if r.name != "serde-kit"]
+    assert reqs
+    assert not [str(r) for r in reqs if any(s.operator in ("==", "===") for s in r.specifier)]
+    stack = [r for r in reqs if r.name.startswith(("langgraph", "langchain", "psycopg")) and "test" not in str(r.marker)]
+    assert len(stack) == 7
+    for r in stack:
+        assert {s.operator for s in r.specifier} == {">=", "<"}, str(r)
+
+
+def test_oldest_compat_pins_are_the_lower_bounds_and_test_pins_are_in_range() -> None:
+    from packaging.version import Version
+
+    oldest, tested = _pins("compat-oldest.txt"), _pins("test.txt")
+    checked = 0
+    for r in _requirements():
+        if r.name == "serde-kit":
+            continue
+        lower = next(Version(s.version) for s in r.specifier if s.operator == ">=")
+        if r.name in oldest:
+            assert Version(oldest[r.name]) == lower, f"{r}: compat-oldest.txt pins {oldest[r.name]}"
+            checked += 1
+        assert r.name in tested, r.name
+        assert r.specifier.contains(tested[r.name], prereleases=True), f"{r}: test.txt pins {tested[r.name]}"
+    assert checked == 11
