@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from serde_kit import EncryptedSerializer, Keyring, Serializer
+from serde_kit import EncodeError, EncryptedSerializer, Keyring, Serializer
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -112,7 +112,7 @@ def sqlite_state(path: Path, serde: Any) -> list[Any]:
     sys_path = sys.path[:]
     sys.path.insert(0, str(path.parent))
     try:
-        from my_graph import builder  # the app's module, as the snippets import it
+        from my_graph import builder  # the app's modules, as the snippets import them
 
         conn = sqlite3.connect(path, check_same_thread=False)
         try:
@@ -122,11 +122,12 @@ def sqlite_state(path: Path, serde: Any) -> list[Any]:
             conn.close()
     finally:
         sys.path[:] = sys_path
-        sys.modules.pop("my_graph", None)
+        for name in ("my_graph", "my_types"):
+            sys.modules.pop(name, None)
 
 
 def encrypted_serde(**kwargs: Any) -> EncryptedSerializer:
-    return EncryptedSerializer(Serializer(allow=["my_graph:Doc"]), **kwargs)
+    return EncryptedSerializer(Serializer(allow=["my_types:Doc"]), **kwargs)
 
 
 def test_sqlite_snippet(app: Path) -> None:
@@ -157,7 +158,8 @@ def test_in_memory_snippet_uses_serde_kit(app: Path, monkeypatch: pytest.MonkeyP
     try:
         scope = runpy.run_path(str(app / "in_memory.py"), run_name="__main__")
     finally:
-        sys.modules.pop("my_graph", None)
+        for name in ("my_graph", "my_types"):
+            sys.modules.pop(name, None)
     saver = scope["graph"].checkpointer
     assert type(saver.serde) is Serializer
     stored = [tag for (tag, _blob) in (v[0] for v in saver.storage["t-1"][""].values())]
@@ -197,7 +199,8 @@ def test_migrating_a_plaintext_database(app: Path) -> None:
 def test_strict_msgpack_warning_is_what_the_readme_says(app: Path) -> None:
     code = (
         "from langgraph.checkpoint.memory import InMemorySaver\n"
-        "from my_graph import Doc, builder\n"
+        "from my_graph import builder\n"
+        "from my_types import Doc\n"
         "from serde_kit import Serializer, EncodeError\n"
         "saver = InMemorySaver(serde=Serializer())\n"
         "graph = builder.compile(checkpointer=saver)\n"
@@ -215,7 +218,7 @@ def test_strict_msgpack_warning_is_what_the_readme_says(app: Path) -> None:
     assert "Serializer Serializer does not support msgpack allowlist. Strict msgpack deserialization will not be enforced." in done.stderr
     assert "Serializer Serializer does not support msgpack allowlist" in README.replace("\n", " ")
     # serde_kit stays strict on its own: Doc is not allowed, so writing it fails at once.
-    assert "refused:" in done.stdout and "my_graph" in done.stdout and "Doc" in done.stdout
+    assert "refused:" in done.stdout and "my_types.Doc" in done.stdout
 
 
 # --- PostgreSQL, on the suite's private server --------------------------------------
@@ -240,6 +243,17 @@ def test_postgres_snippets_store_only_ciphertext(app: Path, postgres_db: str, sc
     assert tags and all(t.endswith("+aesgcm") for t in tags), tags
 
 
+def _load_as_the_server_does(path: Path) -> Any:
+    """langgraph-api loads a graph file given by path as module ``__<stem>``."""
+    name = f"__{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.postgres
 def test_platform_checkpointer_follows_the_langgraph_json_contract(
     app: Path, postgres_db: str, monkeypatch: pytest.MonkeyPatch
@@ -249,34 +263,46 @@ def test_platform_checkpointer_follows_the_langgraph_json_contract(
     assert (app / file).is_file() and attr == "make_checkpointer"
     graph_file, _, graph_attr = config["graphs"]["agent"].partition(":")
     assert (app / graph_file).is_file()
+    # The same graph file with the type defined inside it, as the README warns against.
+    inline = (app / "my_graph.py").read_text().replace(
+        "from my_types import Doc\n", (app / "my_types.py").read_text()
+    )
+    assert "class Doc" in inline and "my_types" not in inline.split("class Doc")[1]
+    (app / "inline_graph.py").write_text(inline)
 
     monkeypatch.setenv("DATABASE_URL", postgres_db)
     monkeypatch.chdir(app)
     monkeypatch.syspath_prepend(str(app))
+    loaded = ("__my_graph", "__inline_graph", "checkpointer", "my_graph", "my_types")
     try:
-        spec = importlib.util.spec_from_file_location("checkpointer", app / file)
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        my_graph = sys.modules["my_graph"]
-        served = getattr(my_graph, graph_attr)
-        assert served.checkpointer is None  # the server supplies it
+        checkpointer = _load_as_the_server_does(app / file)
+        served = _load_as_the_server_does(app / graph_file)
+        inline_graph = _load_as_the_server_does(app / "inline_graph.py")
+        graph = getattr(served, graph_attr)
+        assert graph.checkpointer is None  # the server supplies it
 
         async def serve() -> list[Any]:
             from langgraph.checkpoint.base import BaseCheckpointSaver
 
             # What the server does: enter the context manager, run graphs with what it yields.
-            async with getattr(module, attr)() as saver:
+            async with getattr(checkpointer, attr)() as saver:
                 assert isinstance(saver, BaseCheckpointSaver)
                 assert type(saver.serde) is EncryptedSerializer
-                graph = my_graph.builder.compile(checkpointer=saver)
-                config = {"configurable": {"thread_id": "t-1"}}
-                await graph.ainvoke({"docs": [my_graph.Doc("a.txt", 100)]}, config)
-                return (await graph.aget_state(config)).values["docs"]
+                run = {"configurable": {"thread_id": "t-1"}}
+                with_saver = served.builder.compile(checkpointer=saver)
+                await with_saver.ainvoke({"docs": [{"title": "a.txt", "words": 100}]}, run)
+                # A type defined in the graph file is stored under the private module name: refused.
+                refused = inline_graph.builder.compile(checkpointer=saver)
+                with pytest.raises(EncodeError, match="__inline_graph.Doc"):
+                    await refused.ainvoke({"docs": []}, {"configurable": {"thread_id": "t-2"}})
+                return (await with_saver.aget_state(run)).values["docs"]
 
         docs = asyncio.run(serve())
     finally:
-        sys.modules.pop("my_graph", None)
-    assert [repr(d) for d in docs] == [DOC_A, DOC_B]
+        for name in loaded:
+            sys.modules.pop(name, None)
+    # Input arrives as JSON (dicts); what the node added is a my_types.Doc.
+    assert len(docs) == 2 and docs[0] == {"title": "a.txt", "words": 100}
+    assert type(docs[1]).__module__ == "my_types" and repr(docs[1]) == DOC_B
     tags = pg_tags(postgres_db)
     assert tags and all(t.endswith("+aesgcm") for t in tags), tags

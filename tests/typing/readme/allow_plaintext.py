@@ -3,7 +3,8 @@ import sqlite3
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from my_graph import Doc, builder
+from my_graph import builder
+from my_types import Doc
 from serde_kit import EncryptedSerializer, Serializer, load_keyring
 
 # While the migration runs: new rows are encrypted, old plaintext rows still load.

@@ -4,7 +4,8 @@ import os
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from my_graph import Doc, builder
+from my_graph import builder
+from my_types import Doc
 from serde_kit import EncryptedSerializer, Serializer, load_keyring
 
 

@@ -4,7 +4,8 @@ import aiosqlite
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from my_graph import Doc, builder
+from my_graph import builder
+from my_types import Doc
 from serde_kit import EncryptedSerializer, Serializer, load_keyring
 
 

@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from my_graph import Doc
+from my_types import Doc
 from serde_kit import EncryptedSerializer, Serializer, load_keyring
 
 

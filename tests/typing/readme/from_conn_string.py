@@ -1,7 +1,8 @@
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from my_graph import Doc, builder
+from my_graph import builder
+from my_types import Doc
 from serde_kit import EncryptedSerializer, Serializer, load_keyring
 
 serde = EncryptedSerializer(Serializer(allow=[Doc]), load_keyring())

@@ -1,7 +1,8 @@
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from my_graph import Doc, builder
+from my_graph import builder
+from my_types import Doc
 from serde_kit import Serializer
 
 # InMemorySaver serializes too: a value that would not survive a database fails here, in tests.

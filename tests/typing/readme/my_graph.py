@@ -1,14 +1,9 @@
 # my_graph.py: a small graph whose state holds your own types
-from dataclasses import dataclass
 from typing import TypedDict
 
 from langgraph.graph import START, StateGraph
 
-
-@dataclass
-class Doc:
-    title: str
-    words: int
+from my_types import Doc
 
 
 class State(TypedDict):

@@ -5,7 +5,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg import Connection
 from psycopg.rows import DictRow, dict_row
 
-from my_graph import Doc, builder
+from my_graph import builder
+from my_types import Doc
 from serde_kit import EncryptedSerializer, Serializer, load_keyring
 
 DB_URI = os.environ["DATABASE_URL"]  # e.g. postgresql://app@db.internal:5432/app
