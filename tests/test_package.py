@@ -70,7 +70,8 @@ def test_extras_state_ranges_not_pins() -> None:
     assert reqs
     assert not [str(r) for r in reqs if any(s.operator in ("==", "===") for s in r.specifier)]
     stack = [r for r in reqs if r.name.startswith(("langgraph", "langchain", "psycopg")) and "test" not in str(r.marker)]
-    assert len(stack) == 7
+    assert {"langgraph", "langgraph-checkpoint", "langchain-core", "langgraph-checkpoint-sqlite",
+            "langgraph-checkpoint-postgres", "psycopg", "psycopg-pool"} <= {r.name for r in stack}
     for r in stack:
         assert {s.operator for s in r.specifier} == {">=", "<"}, str(r)
 
@@ -89,4 +90,4 @@ def test_oldest_compat_pins_are_the_lower_bounds_and_test_pins_are_in_range() ->
             checked += 1
         assert r.name in tested, r.name
         assert r.specifier.contains(tested[r.name], prereleases=True), f"{r}: test.txt pins {tested[r.name]}"
-    assert checked == 11
+    assert checked >= 11  # the LangGraph stack, psycopg, numpy, pydantic, ormsgpack, cryptography
