@@ -5,7 +5,8 @@
 # Usage: scripts/compat.sh [oldest] [newest] [-- PYTEST_ARGS...]   (default: both)
 #   oldest: the pins in constraints/compat-oldest.txt (the extras' lower bounds)
 #   newest: whatever PyPI resolves today for the extras' upper bounds
-# SERDE_KIT_COMPAT_TESTS overrides the test selection (space-separated paths).
+# SERDE_KIT_COMPAT_TESTS overrides the test selection (space-separated paths); PYTHON picks
+# the interpreter for the venvs (e.g. PYTHON=python3.13 scripts/compat.sh newest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
