@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv (once) and install serde-kit with the given extras into it.
+# Create .venv (once) and install serde-kit with the given extras into it, at the exact
+# versions in constraints/test.txt (the extras themselves state ranges).
 # Usage: scripts/bootstrap.sh EXTRAS   e.g. scripts/bootstrap.sh dev
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,8 +10,10 @@ stamp=".venv/.installed-$extras"
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+# serde_kit/__init__.py holds the version, which the installed metadata copies.
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints/test.txt -nt "$stamp" ] \
+        || [ serde_kit/__init__.py -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[$extras]"
+    .venv/bin/python -m pip install --quiet -c constraints/test.txt -e ".[$extras]"
     touch "$stamp"
 fi

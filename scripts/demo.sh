@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh demo
-exec .venv/bin/python -m serde_kit.demo "$@"
+exec .venv/bin/python examples/demo.py "$@"

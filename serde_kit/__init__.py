@@ -1,5 +1,7 @@
 """serde_kit: safe, exact, fast serialization and operable encryption for LangGraph savers."""
 
+__version__ = "0.1.0"  # the package version: pyproject.toml reads it from here
+
 from .allowlist import Allowlist as Allowlist
 from .crypto import EncryptedSerializer as EncryptedSerializer
 from .crypto import Keyring as Keyring
@@ -26,6 +28,7 @@ from .limits import Limits as Limits
 from .serializer import Serializer as Serializer
 
 __all__ = [
+    "__version__",
     "Allowlist",
     "BlockedTypeError",
     "ConfigError",

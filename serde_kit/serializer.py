@@ -67,15 +67,15 @@ class Serializer:
             limits=self.limits,
         )
 
-    def dumps(self, obj: Any, /) -> bytes:
+    def dumps(self, obj: Any) -> bytes:
         """msgpack bytes for ``obj`` (any value, including None and bytes)."""
         return self._encoder.dumps(obj)
 
-    def loads(self, data: bytes, /) -> Any:
+    def loads(self, data: bytes) -> Any:
         """The value held by msgpack ``data``."""
         return self._decoder.loads(_as_bytes(data))
 
-    def dumps_typed(self, obj: Any, /) -> tuple[str, bytes]:
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """``(tag, bytes)`` for ``obj``: ``null``, ``bytes``, ``bytearray`` or ``msgpack``."""
         if obj is None:
             return "null", _EMPTY
@@ -91,7 +91,7 @@ class Serializer:
                 return "pickle", _pickle.dumps(obj)
             raise
 
-    def loads_typed(self, data: tuple[str, bytes], /) -> Any:
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """The value for a stored ``(tag, bytes)`` row."""
         try:
             tag, payload = data

@@ -1,4 +1,4 @@
-"""The README's first command, end to end: ``python -m serde_kit.demo`` in a fresh directory."""
+"""The README's first command, end to end: ``examples/demo.py`` (run by scripts/demo.sh) in a fresh directory."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from serde_kit import demo
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+DEMO = str(EXAMPLES / "demo.py")
+sys.path.insert(0, str(EXAMPLES))
+import demo  # noqa: E402  (examples/demo.py, the module name its own processes store types under)
 
 
 def test_demo_story(tmp_path: Path, monkeypatch) -> None:
@@ -21,7 +24,7 @@ def test_demo_story(tmp_path: Path, monkeypatch) -> None:
     (data_dir / "stale.txt").write_text("left over from an earlier run")
 
     done = subprocess.run(
-        [sys.executable, "-m", "serde_kit.demo"],
+        [sys.executable, DEMO],
         cwd=tmp_path, capture_output=True, text=True, timeout=240,
     )
     out = done.stdout
@@ -99,7 +102,7 @@ def test_demo_story(tmp_path: Path, monkeypatch) -> None:
 
 def test_demo_runs_without_encryption(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "serde_kit.demo", "--plain"],
+        [sys.executable, DEMO, "--plain"],
         cwd=tmp_path, capture_output=True, text=True, timeout=240,
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -50,7 +50,9 @@ def test_pickle_is_a_named_opt_in_door():
 def test_only_one_module_imports_pickle():
     import pathlib
 
-    package = pathlib.Path(__file__).resolve().parent.parent / "serde_kit"
+    import serde_kit
+
+    package = pathlib.Path(serde_kit.__file__).resolve().parent  # the source tree, or an installed wheel
     importers = sorted(
         str(path.relative_to(package))
         for path in package.rglob("*.py")

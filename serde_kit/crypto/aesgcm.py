@@ -8,11 +8,14 @@ place randomness enters the encryption path, so tests can pin it.
 from __future__ import annotations
 
 import os
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from serde_kit.errors import ConfigError, DecryptionError
 
 from .blob import NONCE_SIZE, TAG_SIZE
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 __all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "make_backend"]
 
@@ -59,7 +62,7 @@ class CryptographyBackend(Backend):
         self._invalid_tag = InvalidTag
         self._ciphers: dict[str, AESGCM] = {}
 
-    def _cipher(self, key_id: str):  # noqa: ANN202 - AESGCM
+    def _cipher(self, key_id: str) -> AESGCM:
         cipher = self._ciphers.get(key_id)
         if cipher is None:
             cipher = self._ciphers[key_id] = self._aesgcm(self._key_for(key_id))
@@ -95,7 +98,7 @@ class PycryptodomeBackend(Backend):
         self._aes = AES
         self._keys: dict[str, bytes] = {}
 
-    def _new(self, key_id: str, nonce: Buffer):  # noqa: ANN202 - GcmMode
+    def _new(self, key_id: str, nonce: Buffer) -> Any:  # pycryptodome's GcmMode, untyped
         key = self._keys.get(key_id)
         if key is None:
             key = self._keys[key_id] = self._key_for(key_id)
@@ -105,14 +108,14 @@ class PycryptodomeBackend(Backend):
         cipher = self._new(key_id, nonce)
         cipher.update(aad)
         ciphertext, tag = cipher.encrypt_and_digest(plaintext)
-        return ciphertext + tag
+        return cast(bytes, ciphertext + tag)
 
     def open(self, key_id: str, nonce: Buffer, body: Buffer, aad: bytes) -> bytes:
         cipher = self._new(key_id, nonce)
         cipher.update(aad)
         split = len(body) - TAG_SIZE
         try:
-            return cipher.decrypt_and_verify(body[:split], body[split:])
+            return cast(bytes, cipher.decrypt_and_verify(body[:split], body[split:]))
         except ValueError:
             raise DecryptionError("authentication failed") from None
 

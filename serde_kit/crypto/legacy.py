@@ -9,6 +9,8 @@ serde_kit only reads this format, so applications can migrate to AES-256-GCM
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from serde_kit.errors import ConfigError, DecryptionError, MalformedDataError
 
 __all__ = ["LEGACY_NONCE_SIZE", "LEGACY_TAG_SIZE", "decrypt_legacy"]
@@ -17,7 +19,7 @@ LEGACY_NONCE_SIZE = 16
 LEGACY_TAG_SIZE = 16
 
 
-def _aes():  # noqa: ANN202 - the Crypto.Cipher.AES module
+def _aes() -> Any:  # the Crypto.Cipher.AES module (pycryptodome ships no types)
     try:
         from Crypto.Cipher import AES
     except ImportError:
@@ -49,6 +51,6 @@ def decrypt_legacy(blob: bytes | bytearray | memoryview, key: bytes) -> bytes:
     view = memoryview(blob)
     cipher = AES.new(key, AES.MODE_EAX, nonce=bytes(view[:LEGACY_NONCE_SIZE]))
     try:
-        return cipher.decrypt_and_verify(view[head:], view[LEGACY_NONCE_SIZE:head])
+        return cast(bytes, cipher.decrypt_and_verify(view[head:], view[LEGACY_NONCE_SIZE:head]))
     except ValueError:
         raise DecryptionError("authentication failed") from None

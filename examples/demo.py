@@ -1,6 +1,6 @@
 """Demo: a document-review workflow that survives a process restart.
 
-``python -m serde_kit.demo`` tells the whole story on an embedded SQLite file
+``python examples/demo.py`` (what ``scripts/demo.sh`` runs) tells the whole story on an embedded SQLite file
 (``./demo-data/review.db``, recreated each run), using LangGraph's real
 ``SqliteSaver`` with ``serde_kit.Serializer``:
 
@@ -225,7 +225,7 @@ def _short(values: dict[str, Any]) -> str:
 
 
 def _run_child(phase: str, data_dir: Path) -> None:
-    cmd = [sys.executable, "-m", "serde_kit.demo", "--phase", phase, "--data-dir", str(data_dir)]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--phase", phase, "--data-dir", str(data_dir)]
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(f"error: the {phase} phase failed (exit code {done.returncode})")
@@ -307,7 +307,7 @@ def run_story(data_dir: Path, *, encrypted: bool = True) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m serde_kit.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python examples/demo.py", description=__doc__.split("\n")[0])
     parser.add_argument("--phase", choices=["all", "start", "resume", "history"], default="all",
                         help="run one step only (the default runs the whole story)")
     parser.add_argument("--data-dir", type=Path, default=Path("demo-data"),
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     data_dir: Path = args.data_dir.resolve()
     if args.phase in ("resume", "history") and not (data_dir / DB_NAME).is_file():
         print(f"error: no demo database at {data_dir / DB_NAME}; "
-              "run `python -m serde_kit.demo --phase start` first", file=sys.stderr)
+              "run `python examples/demo.py --phase start` first", file=sys.stderr)
         return 1
     if args.phase == "all":
         run_story(data_dir, encrypted=not args.plain)
@@ -332,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run main() from the module imported under its real name, so the state
-    # types are stored as "serde_kit.demo.Reviewer", not "__main__.Reviewer".
-    from serde_kit.demo import main as _main
+    # Run main() from the module imported under its own name (examples/ is on
+    # sys.path as the script's directory), so the state types are stored as
+    # "demo.Reviewer", not "__main__.Reviewer", and read back by every process.
+    from demo import main as _main
 
     sys.exit(_main())

@@ -1,0 +1,308 @@
+"""Every snippet in README.md, run against the real savers.
+
+A snippet is a fenced block right after ``<!-- snippet: NAME -->``. Python
+snippets are the files in tests/typing/readme/ (``NAME`` is the path), which
+scripts/typecheck.sh checks with mypy --strict and pyright; the README must hold
+each file exactly. Each runs as a script in a fresh directory (so the state types
+live in an importable ``my_graph`` module, as in a user's project), and the test
+then looks at what the saver stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from serde_kit import EncodeError, EncryptedSerializer, Keyring, Serializer
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SNIPPET_DIR = ROOT / "tests" / "typing" / "readme"
+SNIPPET = re.compile(r"<!-- snippet: (?P<name>[^>]+?) -->\n```(?P<lang>\w+)\n(?P<code>.*?)^```$", re.S | re.M)
+SNIPPETS = {m["name"]: (m["lang"], m["code"]) for m in SNIPPET.finditer(README)}
+DOC_A = "Doc(title='a.txt', words=100)"
+DOC_B = "Doc(title='b.txt', words=200)"
+
+
+def _code(name: str) -> str:
+    return SNIPPETS[name][1]
+
+
+# --- the README and the typed files are the same text -----------------------------
+
+
+def test_every_python_and_json_block_is_a_tested_snippet() -> None:
+    blocks = re.findall(r"^```(python|json)$", README, flags=re.M)
+    marked = [lang for lang, _ in SNIPPETS.values() if lang in ("python", "json")]
+    assert len(blocks) == len(marked), "a ```python or ```json block in README.md has no snippet marker"
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in SNIPPET_DIR.glob("*.py")))
+def test_readme_holds_each_typed_snippet_file_exactly(path: str) -> None:
+    name = f"tests/typing/readme/{path}"
+    names = [m["name"] for m in SNIPPET.finditer(README)]
+    assert names.count(name) == 1, f"{name} must appear once in README.md"
+    assert SNIPPETS[name] == ("python", (SNIPPET_DIR / path).read_text(encoding="utf-8"))
+
+
+def test_every_python_snippet_is_a_typed_file() -> None:
+    for name, (lang, _) in SNIPPETS.items():
+        if lang == "python":
+            assert (ROOT / name).is_file(), name
+
+
+def test_install_line_names_real_extras() -> None:
+    (line,) = _code("install (extras checked against pyproject.toml)").splitlines()
+    meta = importlib.metadata.metadata("serde-kit")
+    match = re.fullmatch(r'pip install "\.\[([\w,]+)\]" +# in a clone; extras: (.*)', line)
+    assert match, line
+    extras, named = match[1].split(","), match[2].split(", ")
+    assert meta["Name"] == "serde-kit"
+    assert set(extras) <= set(named) <= set(meta.get_all("Provides-Extra") or [])
+
+
+# --- running them -------------------------------------------------------------------
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project directory holding every snippet file, with a keyring in the environment."""
+    for path in SNIPPET_DIR.glob("*.py"):
+        shutil.copy(path, tmp_path / path.name)
+    keyring = Keyring.generate("k1")
+    monkeypatch.setenv("SERDE_KIT_KEYRING", keyring.to_env_value())
+    monkeypatch.delenv("SERDE_KIT_KEYRING_FILE", raising=False)
+    monkeypatch.delenv("LANGGRAPH_STRICT_MSGPACK", raising=False)
+    return tmp_path
+
+
+def run(app: Path, script: str, **env: str) -> str:
+    done = subprocess.run(
+        [sys.executable, script], cwd=app, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **env},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def sqlite_tags(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return [t for (t,) in conn.execute("SELECT type FROM checkpoints UNION ALL SELECT type FROM writes")]
+    finally:
+        conn.close()
+
+
+def sqlite_state(path: Path, serde: Any) -> list[Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    sys_path = sys.path[:]
+    sys.path.insert(0, str(path.parent))
+    try:
+        from my_graph import builder  # the app's modules, as the snippets import them
+
+        conn = sqlite3.connect(path, check_same_thread=False)
+        try:
+            graph = builder.compile(checkpointer=SqliteSaver(conn, serde=serde))
+            return graph.get_state({"configurable": {"thread_id": "t-1"}}).values["docs"]
+        finally:
+            conn.close()
+    finally:
+        sys.path[:] = sys_path
+        for name in ("my_graph", "my_types"):
+            sys.modules.pop(name, None)
+
+
+def encrypted_serde(**kwargs: Any) -> EncryptedSerializer:
+    return EncryptedSerializer(Serializer(allow=["my_types:Doc"]), **kwargs)
+
+
+def test_sqlite_snippet(app: Path) -> None:
+    out = run(app, "sqlite.py")
+    assert f"[{DOC_A}, {DOC_B}]" in out
+    tags = sqlite_tags(app / "checkpoints.db")
+    assert "msgpack" in tags and set(tags) <= {"msgpack", "null"}  # plaintext rows
+
+
+@pytest.mark.parametrize("script", ["encrypted.py", "async_sqlite.py", "from_conn_string.py"])
+def test_encrypted_sqlite_snippets_store_only_ciphertext(app: Path, script: str) -> None:
+    out = run(app, script)
+    if script == "async_sqlite.py":
+        assert f"[{DOC_A}, {DOC_B}]" in out
+    tags = sqlite_tags(app / "checkpoints.db")
+    # from_conn_string takes no serde=: setting saver.serde afterwards must be honoured.
+    assert tags and all(t.endswith("+aesgcm") for t in tags), tags
+    raw = (app / "checkpoints.db").read_bytes()
+    assert b"a.txt" not in raw and b"b.txt" not in raw
+    assert [repr(d) for d in sqlite_state(app / "checkpoints.db", encrypted_serde())] == [DOC_A, DOC_B]
+
+
+def test_in_memory_snippet_uses_serde_kit(app: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import runpy
+
+    monkeypatch.chdir(app)
+    monkeypatch.syspath_prepend(str(app))
+    try:
+        scope = runpy.run_path(str(app / "in_memory.py"), run_name="__main__")
+    finally:
+        for name in ("my_graph", "my_types"):
+            sys.modules.pop(name, None)
+    saver = scope["graph"].checkpointer
+    assert type(saver.serde) is Serializer
+    stored = [tag for (tag, _blob) in (v[0] for v in saver.storage["t-1"][""].values())]
+    assert stored and set(stored) == {"msgpack"}
+
+
+def test_migrating_a_plaintext_database(app: Path) -> None:
+    db = app / "checkpoints.db"
+    run(app, "sqlite.py")
+    assert set(sqlite_tags(db)) == {"msgpack", "null"}
+    # Plaintext rows are refused without allow_plaintext ...
+    from serde_kit import PlaintextRefusedError
+
+    with pytest.raises(PlaintextRefusedError):
+        sqlite_state(db, encrypted_serde())
+    # ... and read with it, by the README's snippet.
+    assert f"[{DOC_A}, {DOC_B}]" in run(app, "allow_plaintext.py")
+
+    bin_dir = Path(sys.executable).parent
+    commands = [line.split("#")[0].strip() for line in _code("migrate (bash)").splitlines()]
+    assert [shlex.split(c)[:2] for c in commands] == [["serde-kit", "rotate"]] * 2 + [["serde-kit", "status"]]
+    outputs = []
+    for command in commands:
+        argv = [str(bin_dir / "serde-kit"), *shlex.split(command)[1:]]
+        done = subprocess.run(argv, cwd=app, capture_output=True, text=True, timeout=120, env=os.environ)
+        assert done.returncode == 0, done.stdout + done.stderr
+        outputs.append(done.stdout)
+        if command.endswith("--encrypt-plaintext"):
+            assert set(sqlite_tags(db)) == {"msgpack", "null"}, "the dry run changed rows"
+    tags = sqlite_tags(db)
+    assert tags and all(t.endswith("+aesgcm") for t in tags)
+    assert "plaintext" in outputs[2], outputs[2]  # status reports the count (checked in the rows above)
+    # Without allow_plaintext again, everything reads.
+    assert [repr(d) for d in sqlite_state(db, encrypted_serde())] == [DOC_A, DOC_B]
+
+
+def test_strict_msgpack_warning_is_what_the_readme_says(app: Path) -> None:
+    code = (
+        "from langgraph.checkpoint.memory import InMemorySaver\n"
+        "from my_graph import builder\n"
+        "from my_types import Doc\n"
+        "from serde_kit import Serializer, EncodeError\n"
+        "saver = InMemorySaver(serde=Serializer())\n"
+        "graph = builder.compile(checkpointer=saver)\n"
+        "try:\n"
+        "    graph.invoke({'docs': [Doc('a.txt', 100)]}, {'configurable': {'thread_id': 't'}})\n"
+        "except EncodeError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    (app / "strict.py").write_text(code)
+    done = subprocess.run(
+        [sys.executable, "strict.py"], cwd=app, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Serializer Serializer does not support msgpack allowlist. Strict msgpack deserialization will not be enforced." in done.stderr
+    assert "Serializer Serializer does not support msgpack allowlist" in README.replace("\n", " ")
+    # serde_kit stays strict on its own: Doc is not allowed, so writing it fails at once.
+    assert "refused:" in done.stdout and "my_types.Doc" in done.stdout
+
+
+# --- PostgreSQL, on the suite's private server --------------------------------------
+
+
+def pg_tags(dsn: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT type FROM checkpoint_blobs WHERE type <> 'empty' UNION ALL SELECT type FROM checkpoint_writes"
+        ).fetchall()
+    return [t for (t,) in rows]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("script", ["postgres.py", "async_postgres.py"])
+def test_postgres_snippets_store_only_ciphertext(app: Path, postgres_db: str, script: str) -> None:
+    out = run(app, script, DATABASE_URL=postgres_db)
+    assert f"[{DOC_A}, {DOC_B}]" in out
+    tags = pg_tags(postgres_db)
+    assert tags and all(t.endswith("+aesgcm") for t in tags), tags
+
+
+def _load_as_the_server_does(path: Path) -> Any:
+    """langgraph-api loads a graph file given by path as module ``__<stem>``."""
+    name = f"__{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.postgres
+def test_platform_checkpointer_follows_the_langgraph_json_contract(
+    app: Path, postgres_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = json.loads(_code("langgraph.json"))
+    file, _, attr = config["checkpointer"]["path"].partition(":")
+    assert (app / file).is_file() and attr == "make_checkpointer"
+    graph_file, _, graph_attr = config["graphs"]["agent"].partition(":")
+    assert (app / graph_file).is_file()
+    # The same graph file with the type defined inside it, as the README warns against.
+    inline = (app / "my_graph.py").read_text().replace(
+        "from my_types import Doc\n", (app / "my_types.py").read_text()
+    )
+    assert "class Doc" in inline and "my_types" not in inline.split("class Doc")[1]
+    (app / "inline_graph.py").write_text(inline)
+
+    monkeypatch.setenv("DATABASE_URL", postgres_db)
+    monkeypatch.chdir(app)
+    monkeypatch.syspath_prepend(str(app))
+    loaded = ("__my_graph", "__inline_graph", "checkpointer", "my_graph", "my_types")
+    try:
+        checkpointer = _load_as_the_server_does(app / file)
+        served = _load_as_the_server_does(app / graph_file)
+        inline_graph = _load_as_the_server_does(app / "inline_graph.py")
+        graph = getattr(served, graph_attr)
+        assert graph.checkpointer is None  # the server supplies it
+
+        async def serve() -> list[Any]:
+            from langgraph.checkpoint.base import BaseCheckpointSaver
+
+            # What the server does: enter the context manager, run graphs with what it yields.
+            async with getattr(checkpointer, attr)() as saver:
+                assert isinstance(saver, BaseCheckpointSaver)
+                assert type(saver.serde) is EncryptedSerializer
+                run = {"configurable": {"thread_id": "t-1"}}
+                with_saver = served.builder.compile(checkpointer=saver)
+                await with_saver.ainvoke({"docs": [{"title": "a.txt", "words": 100}]}, run)
+                # A type defined in the graph file is stored under the private module name: refused.
+                refused = inline_graph.builder.compile(checkpointer=saver)
+                with pytest.raises(EncodeError, match="__inline_graph.Doc"):
+                    await refused.ainvoke({"docs": []}, {"configurable": {"thread_id": "t-2"}})
+                return (await with_saver.aget_state(run)).values["docs"]
+
+        docs = asyncio.run(serve())
+    finally:
+        for name in loaded:
+            sys.modules.pop(name, None)
+    # Input arrives as JSON (dicts); what the node added is a my_types.Doc.
+    assert len(docs) == 2 and docs[0] == {"title": "a.txt", "words": 100}
+    assert type(docs[1]).__module__ == "my_types" and repr(docs[1]) == DOC_B
+    tags = pg_tags(postgres_db)
+    assert tags and all(t.endswith("+aesgcm") for t in tags), tags
