@@ -306,3 +306,19 @@ def test_platform_checkpointer_follows_the_langgraph_json_contract(
     assert type(docs[1]).__module__ == "my_types" and repr(docs[1]) == DOC_B
     tags = pg_tags(postgres_db)
     assert tags and all(t.endswith("+aesgcm") for t in tags), tags
+
+
+def test_limits_snippet_raises_the_limits_it_names() -> None:
+    import runpy
+
+    import ormsgpack
+
+    from serde_kit import LimitExceededError
+
+    serde = runpy.run_path(str(SNIPPET_DIR / "limits.py"))["serde"]
+    assert serde.limits.max_row_bytes == 2 * 2**30
+    pattern = "a" * 4000
+    row = ormsgpack.packb(ormsgpack.Ext(1, ormsgpack.packb(["re", "compile", [pattern, 0]])))
+    with pytest.raises(LimitExceededError, match="max_regex_length"):
+        Serializer().loads(row)
+    assert serde.loads(row).pattern == pattern
