@@ -41,6 +41,7 @@ from .blob import (
     NONCE_SIZE,
     TAG_SIZE,
     VERSION,
+    BOUND_VERSION,
     build_bound_header,
     build_header,
     make_aad,
@@ -193,7 +194,8 @@ class EncryptedSerializer:
         self._primary_header = build_header(self._primary)
         self._aad_cache: dict[tuple[str, bytes], bytes] = {}
         self._opened: dict[tuple[str, bytes], tuple[str, bytes]] = {}
-        self._bound_headers: dict[RowIdentity, bytes] = {}
+        self._bound_headers: dict[tuple[str, str | None, str | None], tuple[bytes, bytes]] = {}
+        self._opened_bound: dict[tuple[str, bytes], tuple[str, bytes, RowIdentity]] = {}
 
     @property
     def inner(self) -> _SerializerLike:
@@ -232,8 +234,16 @@ class EncryptedSerializer:
             obj = obj.value
         inner_tag, data = self._inner.dumps_typed(obj)
         scope = SCOPE.get()
-        identity = None if scope is None else _write_identity(scope)
-        return self._seal_row(inner_tag, data, aesgcm._nonce(), identity)
+        if scope is None:
+            return self._seal_row(inner_tag, data, aesgcm._nonce())
+        # Fast path: the (tag, thread, namespace) header and AAD were built before.
+        known = self._bound_headers.get((inner_tag, scope.thread_id, scope.checkpoint_ns))
+        if known is not None and type(data) is bytes:
+            header, aad = known
+            nonce = aesgcm._nonce()
+            body = self._backend.seal(self._primary, nonce, data, aad)
+            return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
+        return self._seal_row(inner_tag, data, aesgcm._nonce(), _write_identity(scope))
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Decrypt (or, in migration mode, pass through) and deserialize one stored row.
@@ -411,29 +421,29 @@ class EncryptedSerializer:
             header = self._primary_header
             aad = self._aad(inner_tag, header)
         else:
-            header = self._bound_header(identity)
-            aad = make_aad(inner_tag, header)
+            header, aad = self._bound_header(inner_tag, identity)
         body = self._backend.seal(self._primary, nonce, data, aad)
         return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
 
-    def _bound_header(self, identity: RowIdentity) -> bytes:
-        header = self._bound_headers.get(identity)
-        if header is None:
+    def _bound_header(self, inner_tag: str, identity: RowIdentity) -> tuple[bytes, bytes]:
+        """The v2 header and AAD for ``identity`` under the primary (cached, bounded)."""
+        key = (inner_tag, identity[0], identity[1])
+        known = self._bound_headers.get(key)
+        if known is None:
             try:
                 header = build_bound_header(self._primary, identity)
             except ValueError as e:
                 raise EncodeError(str(e)) from None
+            known = (header, make_aad(inner_tag, header))
             if len(self._bound_headers) >= _BOUND_HEADER_CACHE_MAX:
                 self._bound_headers.clear()
-            self._bound_headers[identity] = header
-        return header
+            self._bound_headers[key] = known
+        return known
 
-    def _open_checked(
-        self, inner_tag: str, blob: bytes, scope: BindingScope | None, outside_ok: bool
-    ) -> bytes:
-        """Open a blob that may be bound, checking its identity against ``scope``."""
-        parsed = parse_blob(blob)
-        binding = parsed.binding
+    @staticmethod
+    def _check_scope(
+        binding: RowIdentity | None, scope: BindingScope | None, outside_ok: bool
+    ) -> None:
         if binding is None:
             if scope is not None and scope.require_bound:
                 raise RowBindingError(_UNBOUND)
@@ -442,6 +452,33 @@ class EncryptedSerializer:
                 raise RowBindingError(_OUTSIDE)
         elif not scope.admits(binding):
             raise RowBindingError(_MOVED)
+
+    def _open_checked(
+        self, inner_tag: str, blob: bytes, scope: BindingScope | None, outside_ok: bool
+    ) -> bytes:
+        """Open a blob that may be bound, checking its identity against ``scope``."""
+        if type(blob) is bytes and len(blob) > 2 and blob[0] == BOUND_VERSION:
+            # Fast path: a v2 header (tag, key id, identity) that authenticated before.
+            size = len(blob)
+            end = 2 + blob[1]
+            if size >= end + 2:
+                end += 2 + ((blob[end] << 8) | blob[end + 1])
+                if size >= end + 2:
+                    end += 2 + ((blob[end] << 8) | blob[end + 1])
+                    known = self._opened_bound.get((inner_tag, blob[:end]))
+                    if known is not None and size >= end + _NONCE_AND_TAG:
+                        key_id, aad, binding = known
+                        self._check_scope(binding, scope, outside_ok)
+                        nonce_end = end + NONCE_SIZE
+                        plaintext = self._backend.open(
+                            key_id, blob[end:nonce_end], blob[nonce_end:], aad
+                        )
+                        if scope is not None and scope.seen is not None:
+                            scope.seen.append(binding)
+                        return plaintext
+        parsed = parse_blob(blob)
+        binding = parsed.binding
+        self._check_scope(binding, scope, outside_ok)
         if parsed.key_id not in self._keyring:
             raise UnknownKeyError(
                 f"row is encrypted under key id {parsed.key_id!r}, which is not in the keyring "
@@ -450,8 +487,13 @@ class EncryptedSerializer:
             )
         aad = make_aad(inner_tag, parsed.header)
         plaintext = self._backend.open(parsed.key_id, parsed.nonce, parsed.body, aad)
-        if binding is not None and scope is not None and scope.seen is not None:
-            scope.seen.append(binding)
+        if binding is not None:
+            # Remember only headers that authenticated, under keys we hold: bounded.
+            if len(self._opened_bound) >= _BOUND_HEADER_CACHE_MAX:
+                self._opened_bound.clear()
+            self._opened_bound[(inner_tag, parsed.header)] = (parsed.key_id, aad, binding)
+            if scope is not None and scope.seen is not None:
+                scope.seen.append(binding)
         return plaintext
 
     def _open(self, inner_tag: str, blob: bytes) -> bytes:
@@ -501,6 +543,7 @@ class EncryptedSerializer:
         clone._aad_cache = dict(self._aad_cache)
         clone._opened = dict(self._opened)
         clone._bound_headers = dict(self._bound_headers)
+        clone._opened_bound = dict(self._opened_bound)
         return clone
 
     def __deepcopy__(self, memo: object) -> Any:

@@ -288,3 +288,21 @@ def test_scopes_do_not_leak_between_asyncio_tasks() -> None:
         return await asyncio.gather(reader("alice", b, a), reader("bob", a, b))
 
     assert asyncio.run(main()) == ["alice", "bob"]
+
+
+def test_refusals_hold_once_a_header_is_cached() -> None:
+    # The second read of a header takes the cached fast path; it must check the same things.
+    serde = _serde()
+    row = _sealed_for(serde, ALICE, "a")
+    with row_scope("alice", ""):
+        assert serde.loads_typed(row) == "a"
+        assert serde.loads_typed(row) == "a"
+    with row_scope("mallory", ""), pytest.raises(RowBindingError, match="different thread"):
+        serde.loads_typed(row)
+    with pytest.raises(RowBindingError, match="bind_rows"):
+        serde.loads_typed(row)
+    with row_scope("alice", ""), pytest.raises(DecryptionError):
+        serde.loads_typed((row[0], row[1][:-1] + bytes([row[1][-1] ^ 1])))
+    with row_scope(None, None) as scope:
+        serde.loads_typed(row)
+    assert scope.seen == [ALICE]
