@@ -30,6 +30,7 @@ from serde_kit.errors import (
     MalformedDataError,
     PlaintextRefusedError,
     RowBindingError,
+    SerdeError,
     UnknownKeyError,
     UnknownTagError,
 )
@@ -50,6 +51,7 @@ from .blob import (
 from .binding import SCOPE, BindingScope, RowIdentity
 from .keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID, Keyring, load_keyring
 from .legacy import decrypt_legacy
+from .secret import detached
 
 __all__ = ["EncryptedSerializer", "RowInfo", "SealedValue"]
 
@@ -531,7 +533,13 @@ class EncryptedSerializer:
                 "(load_keyring() picks it up) or pass Keyring(..., legacy_key=...)",
                 key_id=LEGACY_KEY_ID,
             )
-        return decrypt_legacy(blob, key)
+        try:
+            return decrypt_legacy(blob, key)
+        except SerdeError as e:
+            # The frames below hold the key; raise from here, without them.
+            err = detached(e)
+        del key
+        raise err
 
     # Pickling or deep-copying would carry key material; a shallow copy shares the keyring.
     def __reduce_ex__(self, protocol: object) -> Any:
