@@ -325,6 +325,7 @@ class EncryptedSerializer:
         encrypt_plaintext: bool = False,
         upgrade_legacy: bool = False,
         bind_to: RowIdentity | None = None,
+        check_inner: bool = False,
     ) -> tuple[str, bytes] | None:
         """Re-encrypt one row under the primary key; None when there is nothing to do.
 
@@ -336,6 +337,10 @@ class EncryptedSerializer:
         ``bind_to`` (the row's thread id and namespace, from its table) binds an
         unbound row; a row already bound elsewhere raises
         :class:`~serde_kit.errors.RowBindingError` and is left as it is.
+        ``check_inner=True`` decodes a plaintext or legacy row with the inner
+        (allowlisted) serializer before sealing it for the first time, so a row
+        it would refuse (a blocked type, a pickle row, garbage) raises that
+        error instead of being laundered into a genuine ``+aesgcm`` row.
         """
         tag, blob = row
         kind, inner_tag = _route(tag)
@@ -366,6 +371,8 @@ class EncryptedSerializer:
                     f"plaintext row with tag {_show(tag)} holds {type(blob).__name__}, not bytes"
                 )
             data = blob
+        if check_inner and kind != _AESGCM:
+            self._inner.loads_typed((inner_tag, data))
         return self._seal_row(inner_tag, data, aesgcm._nonce(), identity)
 
     def bind_row(

@@ -306,3 +306,21 @@ def test_refusals_hold_once_a_header_is_cached() -> None:
     with row_scope(None, None) as scope:
         serde.loads_typed(row)
     assert scope.seen == [ALICE]
+
+
+def test_check_inner_refuses_to_seal_rows_the_application_would_not_load() -> None:
+    import pickle
+
+    from serde_kit.errors import DecodeError
+
+    serde = _serde(allow_plaintext=True)
+    planted = ("pickle", pickle.dumps({"x": 1}))
+    # Without the check, a planted pickle row is sealed as a genuine encrypted row.
+    assert serde.reencrypt(planted, encrypt_plaintext=True) is not None
+    with pytest.raises(DecodeError, match="pickle"):
+        serde.reencrypt(planted, encrypt_plaintext=True, check_inner=True)
+    with pytest.raises(DecodeError):
+        serde.reencrypt(("msgpack", b"\xc1"), encrypt_plaintext=True, check_inner=True)
+    good = Serializer().dumps_typed({"x": 1})
+    sealed = serde.reencrypt(good, encrypt_plaintext=True, check_inner=True)
+    assert sealed is not None and serde.loads_typed(sealed) == {"x": 1}
