@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, TypedDict
 
 import pytest
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
@@ -351,3 +352,96 @@ def test_postgres_rollback_of_a_channel_within_a_thread_is_not_prevented(postgre
             (old_tag, old_blob, new_version),
         )
     assert _read_pg(postgres_db, True, "alice")["secret"] == {"value": "v1"}
+
+
+# -- async savers and DeltaChannel (get_delta_channel_history) --------------------------
+
+
+def _concat(state, writes):
+    out = list(state or [])
+    for w in writes:
+        out.extend(w)
+    return out
+
+
+class DeltaState(TypedDict):
+    items: Annotated[list, DeltaChannel(_concat, snapshot_frequency=3)]
+
+
+def _delta_graph(saver):
+    builder = StateGraph(DeltaState)
+    builder.add_node("add", lambda s: {"items": [len(s["items"])]})
+    builder.add_edge(START, "add")
+    builder.add_edge("add", END)
+    return builder.compile(checkpointer=saver)
+
+
+def test_delta_channels_rebuild_through_the_bound_saver(tmp_path: Path) -> None:
+    # DeltaChannel state is rebuilt through get_delta_channel_history, which the wrapper binds.
+    conn = sqlite3.connect(tmp_path / "d.db", check_same_thread=False)
+    try:
+        graph = _delta_graph(bind_rows(SqliteSaver(conn, serde=_serde())))
+        for _ in range(7):
+            graph.invoke({"items": []}, _conf("alice"))
+        assert graph.get_state(_conf("alice")).values["items"] == [0, 1, 2, 3, 4, 5, 6]
+    finally:
+        conn.close()
+
+
+def test_async_sqlite_cut_and_paste_is_refused(tmp_path: Path) -> None:
+    import asyncio
+
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    db = tmp_path / "async.db"
+
+    async def write() -> dict:
+        async with aiosqlite.connect(db) as conn:
+            graph = _graph(bind_rows(AsyncSqliteSaver(conn, serde=_serde())))
+            await graph.ainvoke({"secret": {"value": ALICE_SECRET}, "notes": []}, _conf("alice"))
+            await graph.ainvoke({"secret": {"value": MALLORY_TEXT}, "notes": []}, _conf("mallory"))
+            return (await graph.aget_state(_conf("mallory"))).values
+
+    async def read(thread: str) -> dict:
+        async with aiosqlite.connect(db) as conn:
+            graph = _graph(bind_rows(AsyncSqliteSaver(conn, serde=_serde())))
+            return (await graph.aget_state(_conf(thread))).values
+
+    assert asyncio.run(write())["secret"] == {"value": MALLORY_TEXT}
+    _sqlite_paste_latest(db, "alice", "mallory")
+    with pytest.raises(RowBindingError, match="different thread"):
+        asyncio.run(read("mallory"))
+    assert asyncio.run(read("alice"))["secret"] == {"value": ALICE_SECRET}
+
+
+@pytest.mark.postgres
+def test_sync_methods_of_an_async_saver_keep_the_binding(postgres_db: str) -> None:
+    # AsyncPostgresSaver's sync methods run the async ones on its event loop from another
+    # thread; the binding must travel with them (run_coroutine_threadsafe copies the context).
+    import asyncio
+
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async def main() -> tuple:
+        async with AsyncPostgresSaver.from_conn_string(postgres_db, serde=_serde()) as saver:
+            await saver.setup()
+            bound = bind_rows(saver)
+            graph = _graph(bound)
+            await graph.ainvoke({"secret": {"value": ALICE_SECRET}, "notes": []}, _conf("alice"))
+            got = await asyncio.to_thread(bound.get_tuple, _conf("alice"))
+            listed = await asyncio.to_thread(lambda: list(bound.list(_conf("alice"))))
+            bare = await asyncio.to_thread(lambda: _raises_binding(saver.get_tuple, _conf("alice")))
+            return got, listed, bare
+
+    got, listed, bare = asyncio.run(main())
+    assert got.checkpoint["channel_values"]["secret"] == {"value": ALICE_SECRET}
+    assert listed and bare
+
+
+def _raises_binding(fn, *args) -> bool:
+    try:
+        fn(*args)
+    except RowBindingError:
+        return True
+    return False
