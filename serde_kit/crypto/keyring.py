@@ -51,6 +51,7 @@ __all__ = [
     "ENV_VAR",
     "FILE_ENV_VAR",
     "KEY_SIZE",
+    "KMS_ENV_VAR",
     "LEGACY_ENV_VAR",
     "LEGACY_KEY_ID",
     "Keyring",
@@ -60,6 +61,8 @@ __all__ = [
 ENV_VAR = "SERDE_KIT_KEYRING"
 FILE_ENV_VAR = "SERDE_KIT_KEYRING_FILE"
 LEGACY_ENV_VAR = "LANGGRAPH_AES_KEY"
+#: AWS KMS key (id, ARN or alias) that unwraps ``id:kms:...`` entries when no ``kms=`` is given.
+KMS_ENV_VAR = "SERDE_KIT_KMS_KEY"
 #: The pseudo key id named by errors about ``+aes`` rows (LangGraph's stock format).
 LEGACY_KEY_ID = "legacy:LANGGRAPH_AES_KEY"
 KEY_SIZE = 32
@@ -542,7 +545,10 @@ def load_keyring(
     ``SERDE_KIT_KEYRING`` (inline) or ``SERDE_KIT_KEYRING_FILE`` (path to a 0600
     key file) — exactly one of them.  ``LANGGRAPH_AES_KEY``, when set, becomes the
     legacy key for reading rows written by LangGraph's EncryptedSerializer.
-    ``kms`` unwraps KMS-wrapped entries (:mod:`serde_kit.crypto.kms`).
+    ``kms`` unwraps KMS-wrapped entries (:mod:`serde_kit.crypto.kms`); without
+    it, ``SERDE_KIT_KMS_KEY`` (an AWS KMS key id, ARN or alias; region,
+    credentials and endpoint from the usual AWS variables) does, so tools that
+    call ``load_keyring()`` work unchanged with wrapped keyrings.
     ``remove_from_environ=True`` deletes the three variables from ``environ``
     (``os.environ``: also from the process environment, so subprocesses do not
     inherit them) once the keyring has loaded.
@@ -565,6 +571,10 @@ def load_keyring(
 
 def _load_keyring(environ: Mapping[str, str] | None, kms: KeyWrapper | None) -> Keyring:
     env = os.environ if environ is None else environ
+    if kms is None and env.get(KMS_ENV_VAR):
+        from .kms import AwsKms
+
+        kms = AwsKms(env[KMS_ENV_VAR])
     inline, path = env.get(ENV_VAR), env.get(FILE_ENV_VAR)
     if inline is not None and path is not None:
         raise KeyringError(

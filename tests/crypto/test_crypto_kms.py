@@ -139,3 +139,25 @@ def test_an_unreachable_kms_is_a_clear_error(kms_client) -> None:
 def test_aws_kms_needs_a_key_id() -> None:
     with pytest.raises(ConfigError, match="KMS key id"):
         AwsKms("")
+
+
+def test_the_kms_key_variable_lets_tools_load_a_wrapped_keyring_unchanged(
+    tmp_path: Path, kms: AwsKms, kms_endpoint: str, monkeypatch
+) -> None:
+    # What status/rotate/retire do: load_keyring() with nothing but the environment.
+    path = _wrapped_file(tmp_path, kms)
+    for var, value in {
+        "SERDE_KIT_KEYRING_FILE": str(path),
+        "SERDE_KIT_KMS_KEY": kms.key_id,
+        "AWS_ENDPOINT_URL_KMS": kms_endpoint,
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }.items():
+        monkeypatch.setenv(var, value)
+    kr = load_keyring(remove_from_environ=True)
+    assert kr.key("k2") == K2 and kr.key("k1") == K1
+    monkeypatch.delenv("SERDE_KIT_KMS_KEY")
+    monkeypatch.setenv("SERDE_KIT_KEYRING_FILE", str(path))
+    with pytest.raises(KeyringError, match="wrapped by a KMS"):
+        load_keyring()
