@@ -30,9 +30,9 @@ def enc(keyring: Keyring) -> EncryptedSerializer:
     return EncryptedSerializer(JsonPlusSerializer(), keyring)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kms_endpoint():
-    """URL of a running local AWS KMS (moto_server, started for the session)."""
+    """URL of a running local AWS KMS (moto_server, started per test module, not left running)."""
     from kms_server import KmsServer, KmsStartError
 
     server = KmsServer()
