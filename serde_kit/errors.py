@@ -17,7 +17,10 @@ plain ``TypeError``/``ValueError`` keeps working::
     ├── CryptoError (ValueError)
     │   ├── DecryptionError              authentication failed (no detail, on purpose)
     │   ├── UnknownKeyError              header names a key id we lack (.key_id)
-    │   └── PlaintextRefusedError        unencrypted row where encryption is required
+    │   ├── PlaintextRefusedError        unencrypted row where encryption is required
+    │   └── RowBindingError              bound row read for another thread/namespace or
+    │                                    outside a bound saver call; unbound row where
+    │                                    binding is required
     └── StoreError (RuntimeError)        the database failed or refused (busy, gone, denied, full)
 
     SerdeWarning (UserWarning)
@@ -39,6 +42,7 @@ __all__ = [
     "MalformedDataError",
     "PlaintextRefusedError",
     "RebuildError",
+    "RowBindingError",
     "SerdeError",
     "SerdeWarning",
     "StoreError",
@@ -128,6 +132,15 @@ class UnknownKeyError(CryptoError):
 
 class PlaintextRefusedError(CryptoError):
     """An unencrypted row was read where encryption is required."""
+
+
+class RowBindingError(CryptoError):
+    """A row's binding does not fit the saver call reading or writing it.
+
+    Raised for a bound row read for another thread or namespace (it was moved
+    there), a bound row read outside a bound saver call, and an unbound row read
+    where ``require_bound`` is on.
+    """
 
 
 class StoreError(SerdeError, RuntimeError):

@@ -322,3 +322,14 @@ def test_limits_snippet_raises_the_limits_it_names() -> None:
     with pytest.raises(LimitExceededError, match="max_regex_length"):
         Serializer().loads(row)
     assert serde.loads(row).pattern == pattern
+
+
+def test_bound_snippet_binds_every_encrypted_row(app: Path) -> None:
+    out = run(app, "bound.py")
+    assert f"[{DOC_A}, {DOC_B}]" in out
+    conn = sqlite3.connect(app / "checkpoints.db")
+    rows = conn.execute("SELECT type, checkpoint FROM checkpoints").fetchall()
+    rows += conn.execute("SELECT type, value FROM writes").fetchall()
+    conn.close()
+    sealed = [blob for tag, blob in rows if tag and tag.endswith("+aesgcm")]
+    assert sealed and all(blob[0] == 2 for blob in sealed)  # header v2: bound to its thread

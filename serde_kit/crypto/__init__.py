@@ -1,21 +1,34 @@
-"""Encryption for serde_kit: AES-256-GCM with key ids, a keyring, and LangGraph's EAX read path."""
+"""Encryption for serde_kit: AES-256-GCM with key ids, a keyring, row binding, KMS-wrapped keys,
+and LangGraph's EAX read path."""
 
+from .binding import RowIdentity as RowIdentity
+from .binding import row_scope as row_scope
 from .blob import CIPHER_NAME as CIPHER_NAME
 from .blob import LEGACY_CIPHER_NAME as LEGACY_CIPHER_NAME
+from .blob import blob_binding as blob_binding
 from .blob import blob_key_id as blob_key_id
 from .encrypted import EncryptedSerializer as EncryptedSerializer
 from .encrypted import RowInfo as RowInfo
 from .keyring import LEGACY_KEY_ID as LEGACY_KEY_ID
 from .keyring import Keyring as Keyring
 from .keyring import load_keyring as load_keyring
+from .kms import AwsKms as AwsKms
+from .kms import KeyWrapper as KeyWrapper
+from .secret import SecretBytes as SecretBytes
 
 __all__ = [
     "CIPHER_NAME",
     "LEGACY_CIPHER_NAME",
     "LEGACY_KEY_ID",
+    "AwsKms",
     "EncryptedSerializer",
+    "KeyWrapper",
     "Keyring",
+    "RowIdentity",
     "RowInfo",
+    "SecretBytes",
+    "blob_binding",
     "blob_key_id",
     "load_keyring",
+    "row_scope",
 ]

@@ -13,6 +13,12 @@ Tag routing on read::
     "msgpack+aes"       LangGraph  -> decrypt with keyring.legacy_key (AES-EAX)
     "msgpack+other", "a+b+c", non-str tag -> UnknownTagError (a DecodeError):
                         the tag itself is not one we know; no key could help.
+
+Row binding (:mod:`serde_kit.crypto.binding`): inside a bound saver call,
+``dumps_typed`` writes a v2 blob naming the call's thread id and namespace, and
+``loads_typed`` opens a v2 blob only when it names the identity of the call;
+outside one, a v2 blob is refused (:class:`~serde_kit.errors.RowBindingError`).
+v1 (unbound) rows keep reading unless the scope says ``require_bound``.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from serde_kit.errors import (
     EncodeError,
     MalformedDataError,
     PlaintextRefusedError,
+    RowBindingError,
+    SerdeError,
     UnknownKeyError,
     UnknownTagError,
 )
@@ -33,20 +41,56 @@ from .blob import (
     LEGACY_CIPHER_NAME,
     NONCE_SIZE,
     TAG_SIZE,
-    blob_key_id,
+    VERSION,
+    BOUND_VERSION,
+    build_bound_header,
     build_header,
     make_aad,
     parse_blob,
 )
+from .binding import SCOPE, BindingScope, RowIdentity
 from .keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID, Keyring, load_keyring
 from .legacy import decrypt_legacy
+from .secret import detached
 
-__all__ = ["EncryptedSerializer", "RowInfo"]
+__all__ = ["EncryptedSerializer", "RowInfo", "SealedValue"]
 
 _PLAINTEXT, _AESGCM, _LEGACY, _UNKNOWN = "plaintext", CIPHER_NAME, "legacy", "unknown"
 #: The tag PostgresSaver/InMemorySaver store for "no value"; never encrypted.
 _EMPTY_TAG = "empty"
 _AAD_CACHE_MAX = 256
+_BOUND_HEADER_CACHE_MAX = 1024
+
+_MOVED = (
+    "row is bound to a different thread or checkpoint namespace than the one being read "
+    "(it was copied or moved there); refusing it"
+)
+_OUTSIDE = (
+    "row is bound to its thread and can only be read through a bound saver: wrap the saver "
+    "with serde_kit.bound_saver.bind_rows(saver) (or read inside "
+    "serde_kit.crypto.binding.row_scope(thread_id, ns))"
+)
+_UNBOUND = (
+    "row is not bound to its thread and this saver requires bound rows (require_bound=True); "
+    "bind stored rows with `serde-kit rotate` or turn require_bound off while migrating"
+)
+
+
+class SealedValue:
+    """A channel value routed through the serializer that a saver would otherwise keep inline.
+
+    :class:`~serde_kit.bound_saver.BoundSaver` wraps PostgreSQL's inline
+    primitives in it (``seal_inline=True``); ``dumps_typed`` serializes
+    ``value`` itself, so the stored row reads back as the plain value.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"SealedValue({type(self.value).__name__})"
 _NONCE_AND_TAG = NONCE_SIZE + TAG_SIZE
 
 
@@ -93,6 +137,16 @@ def _route(tag: object) -> tuple[str, str]:
         f"type tag {_show(tag)} names cipher {_show(cipher)}; serde_kit reads {CIPHER_NAME!r} "
         f"and LangGraph's {LEGACY_CIPHER_NAME!r}"
     )
+
+
+def _write_identity(scope: BindingScope) -> RowIdentity:
+    identity = scope.identity
+    if identity is None:
+        raise RowBindingError(
+            "a bound saver call without a thread id and checkpoint namespace tried to write a "
+            "row; writes need both in config['configurable']"
+        )
+    return identity
 
 
 def _default_inner() -> _SerializerLike:
@@ -142,6 +196,8 @@ class EncryptedSerializer:
         self._primary_header = build_header(self._primary)
         self._aad_cache: dict[tuple[str, bytes], bytes] = {}
         self._opened: dict[tuple[str, bytes], tuple[str, bytes]] = {}
+        self._bound_headers: dict[tuple[str, str | None, str | None], tuple[bytes, bytes]] = {}
+        self._opened_bound: dict[tuple[str, bytes], tuple[str, bytes, RowIdentity]] = {}
 
     @property
     def inner(self) -> _SerializerLike:
@@ -172,19 +228,36 @@ class EncryptedSerializer:
     # -- SerializerProtocol -----------------------------------------------------------
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        """Serialize with the inner serializer, then encrypt under the primary key."""
+        """Serialize with the inner serializer, then encrypt under the primary key.
+
+        Inside a bound saver call the blob is bound to the call's row identity.
+        """
+        if type(obj) is SealedValue:
+            obj = obj.value
         inner_tag, data = self._inner.dumps_typed(obj)
-        return self._seal_row(inner_tag, data, aesgcm._nonce())
+        scope = SCOPE.get()
+        if scope is None:
+            return self._seal_row(inner_tag, data, aesgcm._nonce())
+        # Fast path: the (tag, thread, namespace) header and AAD were built before.
+        known = self._bound_headers.get((inner_tag, scope.thread_id, scope.checkpoint_ns))
+        if known is not None and type(data) is bytes:
+            header, aad = known
+            nonce = aesgcm._nonce()
+            body = self._backend.seal(self._primary, nonce, data, aad)
+            return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
+        return self._seal_row(inner_tag, data, aesgcm._nonce(), _write_identity(scope))
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Decrypt (or, in migration mode, pass through) and deserialize one stored row.
 
         Raises :class:`~serde_kit.errors.DecryptionError`,
         :class:`~serde_kit.errors.UnknownKeyError`,
-        :class:`~serde_kit.errors.PlaintextRefusedError`, or a
+        :class:`~serde_kit.errors.PlaintextRefusedError`,
+        :class:`~serde_kit.errors.RowBindingError` (bound row read for another
+        thread or outside a bound call), or a
         :class:`~serde_kit.errors.DecodeError` for a malformed header or unknown tag.
         """
-        return self._inner.loads_typed(self.decrypt_row(data))
+        return self._inner.loads_typed(self._decrypt(data, SCOPE.get(), outside_ok=False))
 
     # -- row level (used by the rotate/status tools) ----------------------------------
 
@@ -205,15 +278,35 @@ class EncryptedSerializer:
             return RowInfo(_UNKNOWN, inner_tag, None)
         return RowInfo(kind, inner_tag, None)
 
-    def decrypt_row(self, row: tuple[str, bytes]) -> tuple[str, bytes]:
+    def decrypt_row(
+        self, row: tuple[str, bytes], *, identity: RowIdentity | None = None
+    ) -> tuple[str, bytes]:
         """Decrypt one row to ``(inner_tag, inner_bytes)`` without deserializing.
 
-        Plaintext rows pass through only when ``allow_plaintext`` is on.
+        For offline tools: a bound row is checked against ``identity`` when one
+        is given (the row's thread id and namespace, read from its table) and
+        against the binding scope when called inside one; otherwise it is
+        decrypted whatever thread it names.  Plaintext rows pass through only
+        when ``allow_plaintext`` is on.
         """
+        scope = SCOPE.get()
+        if scope is None and identity is not None:
+            scope = BindingScope(identity.thread_id, identity.checkpoint_ns)
+        return self._decrypt(row, scope, outside_ok=True)
+
+    def _decrypt(
+        self, row: tuple[str, bytes], scope: BindingScope | None, *, outside_ok: bool
+    ) -> tuple[str, bytes]:
         tag, blob = row
         kind, inner_tag = _route(tag)
         if kind == _AESGCM:
-            return inner_tag, self._open(inner_tag, blob)
+            if type(blob) is bytes and len(blob) > 2 and blob[0] == VERSION:
+                if scope is not None and scope.require_bound:
+                    raise RowBindingError(_UNBOUND)
+                return inner_tag, self._open(inner_tag, blob)
+            return inner_tag, self._open_checked(inner_tag, blob, scope, outside_ok)
+        if scope is not None and scope.require_bound:
+            raise RowBindingError(_UNBOUND)
         if kind == _LEGACY:
             return inner_tag, self._open_legacy(tag, blob)
         if not self._allow_plaintext:
@@ -231,20 +324,41 @@ class EncryptedSerializer:
         *,
         encrypt_plaintext: bool = False,
         upgrade_legacy: bool = False,
+        bind_to: RowIdentity | None = None,
+        check_inner: bool = False,
     ) -> tuple[str, bytes] | None:
         """Re-encrypt one row under the primary key; None when there is nothing to do.
 
         Nothing to do: the header already names the primary key (decided without
-        decrypting), or the row is plaintext / LangGraph ``+aes`` and the matching
-        flag is off.  Otherwise the row is decrypted to bytes (the inner bytes are
-        never deserialized) and sealed under the primary with a fresh nonce.
+        decrypting) and the binding is as asked, or the row is plaintext /
+        LangGraph ``+aes`` and the matching flag is off.  Otherwise the row is
+        decrypted to bytes (the inner bytes are never deserialized) and sealed
+        under the primary with a fresh nonce.  A bound row keeps its binding.
+        ``bind_to`` (the row's thread id and namespace, from its table) binds an
+        unbound row; a row already bound elsewhere raises
+        :class:`~serde_kit.errors.RowBindingError` and is left as it is.
+        ``check_inner=True`` decodes a plaintext or legacy row with the inner
+        (allowlisted) serializer before sealing it for the first time, so a row
+        it would refuse (a blocked type, a pickle row, garbage) raises that
+        error instead of being laundered into a genuine ``+aesgcm`` row.
         """
         tag, blob = row
         kind, inner_tag = _route(tag)
+        identity = bind_to
         if kind == _AESGCM:
-            if blob_key_id(blob) == self._primary:
+            parsed = parse_blob(blob)
+            if parsed.binding is not None:
+                if bind_to is not None and tuple(bind_to) != tuple(parsed.binding):
+                    raise RowBindingError(_MOVED)
+                identity = parsed.binding
+            if parsed.key_id == self._primary and parsed.binding == identity:
                 return None
-            data = self._open(inner_tag, blob)
+            if parsed.binding is not None:
+                data = self._open_checked(
+                    inner_tag, blob, BindingScope(*parsed.binding), outside_ok=False
+                )
+            else:
+                data = self._open(inner_tag, blob)
         elif kind == _LEGACY:
             if not upgrade_legacy:
                 return None
@@ -257,7 +371,32 @@ class EncryptedSerializer:
                     f"plaintext row with tag {_show(tag)} holds {type(blob).__name__}, not bytes"
                 )
             data = blob
-        return self._seal_row(inner_tag, data, aesgcm._nonce())
+        if check_inner and kind != _AESGCM:
+            self._inner.loads_typed((inner_tag, data))
+        return self._seal_row(inner_tag, data, aesgcm._nonce(), identity)
+
+    def bind_row(
+        self,
+        row: tuple[str, bytes],
+        thread_id: str,
+        checkpoint_ns: str = "",
+        *,
+        encrypt_plaintext: bool = False,
+        upgrade_legacy: bool = False,
+    ) -> tuple[str, bytes] | None:
+        """Bind a stored row to its identity (and re-encrypt it under the primary).
+
+        ``thread_id``/``checkpoint_ns`` are the row's own columns.  Returns the new
+        ``(tag, blob)``, or None when the row is already bound there under the
+        primary key (or is plaintext/legacy and the matching flag is off).  A row
+        bound to another identity raises :class:`~serde_kit.errors.RowBindingError`.
+        """
+        return self.reencrypt(
+            row,
+            encrypt_plaintext=encrypt_plaintext,
+            upgrade_legacy=upgrade_legacy,
+            bind_to=RowIdentity(str(thread_id), checkpoint_ns),
+        )
 
     # -- internals --------------------------------------------------------------------
 
@@ -271,8 +410,13 @@ class EncryptedSerializer:
                 self._aad_cache[key] = aad
         return aad
 
-    def _seal_row(self, inner_tag: str, data: bytes, nonce: bytes) -> tuple[str, bytes]:
-        """Encrypt inner bytes under the primary with ``nonce`` (the seam tests pin)."""
+    def _seal_row(
+        self, inner_tag: str, data: bytes, nonce: bytes, identity: RowIdentity | None = None
+    ) -> tuple[str, bytes]:
+        """Encrypt inner bytes under the primary with ``nonce`` (the seam tests pin).
+
+        With ``identity`` the blob is bound (v2 header).
+        """
         if not isinstance(inner_tag, str) or "+" in inner_tag:
             raise EncodeError(
                 f"inner serializer returned type tag {inner_tag!r}; tags must be str without '+' "
@@ -282,11 +426,87 @@ class EncryptedSerializer:
             raise EncodeError(
                 f"inner serializer returned {type(data).__name__} for tag {inner_tag!r}, not bytes"
             )
-        header = self._primary_header
-        body = self._backend.seal(self._primary, nonce, data, self._aad(inner_tag, header))
+        if identity is None:
+            header = self._primary_header
+            aad = self._aad(inner_tag, header)
+        else:
+            header, aad = self._bound_header(inner_tag, identity)
+        body = self._backend.seal(self._primary, nonce, data, aad)
         return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
 
+    def _bound_header(self, inner_tag: str, identity: RowIdentity) -> tuple[bytes, bytes]:
+        """The v2 header and AAD for ``identity`` under the primary (cached, bounded)."""
+        key = (inner_tag, identity[0], identity[1])
+        known = self._bound_headers.get(key)
+        if known is None:
+            try:
+                header = build_bound_header(self._primary, identity)
+            except ValueError as e:
+                raise EncodeError(str(e)) from None
+            known = (header, make_aad(inner_tag, header))
+            if len(self._bound_headers) >= _BOUND_HEADER_CACHE_MAX:
+                self._bound_headers.clear()
+            self._bound_headers[key] = known
+        return known
+
+    @staticmethod
+    def _check_scope(
+        binding: RowIdentity | None, scope: BindingScope | None, outside_ok: bool
+    ) -> None:
+        if binding is None:
+            if scope is not None and scope.require_bound:
+                raise RowBindingError(_UNBOUND)
+        elif scope is None:
+            if not outside_ok:
+                raise RowBindingError(_OUTSIDE)
+        elif not scope.admits(binding):
+            raise RowBindingError(_MOVED)
+
+    def _open_checked(
+        self, inner_tag: str, blob: bytes, scope: BindingScope | None, outside_ok: bool
+    ) -> bytes:
+        """Open a blob that may be bound, checking its identity against ``scope``."""
+        if type(blob) is bytes and len(blob) > 2 and blob[0] == BOUND_VERSION:
+            # Fast path: a v2 header (tag, key id, identity) that authenticated before.
+            size = len(blob)
+            end = 2 + blob[1]
+            if size >= end + 2:
+                end += 2 + ((blob[end] << 8) | blob[end + 1])
+                if size >= end + 2:
+                    end += 2 + ((blob[end] << 8) | blob[end + 1])
+                    known = self._opened_bound.get((inner_tag, blob[:end]))
+                    if known is not None and size >= end + _NONCE_AND_TAG:
+                        key_id, aad, binding = known
+                        self._check_scope(binding, scope, outside_ok)
+                        nonce_end = end + NONCE_SIZE
+                        plaintext = self._backend.open(
+                            key_id, blob[end:nonce_end], blob[nonce_end:], aad
+                        )
+                        if scope is not None and scope.seen is not None:
+                            scope.seen.append(binding)
+                        return plaintext
+        parsed = parse_blob(blob)
+        binding = parsed.binding
+        self._check_scope(binding, scope, outside_ok)
+        if parsed.key_id not in self._keyring:
+            raise UnknownKeyError(
+                f"row is encrypted under key id {parsed.key_id!r}, which is not in the keyring "
+                f"(it has {self._keyring.ids}); add that key to {ENV_VAR} or {FILE_ENV_VAR}",
+                key_id=parsed.key_id,
+            )
+        aad = make_aad(inner_tag, parsed.header)
+        plaintext = self._backend.open(parsed.key_id, parsed.nonce, parsed.body, aad)
+        if binding is not None:
+            # Remember only headers that authenticated, under keys we hold: bounded.
+            if len(self._opened_bound) >= _BOUND_HEADER_CACHE_MAX:
+                self._opened_bound.clear()
+            self._opened_bound[(inner_tag, parsed.header)] = (parsed.key_id, aad, binding)
+            if scope is not None and scope.seen is not None:
+                scope.seen.append(binding)
+        return plaintext
+
     def _open(self, inner_tag: str, blob: bytes) -> bytes:
+        """Open a v1 (unbound) blob."""
         # Fast path: a well-formed row whose (inner tag, header) was opened before.
         if type(blob) is bytes and len(blob) > 2:
             end = 2 + blob[1]
@@ -296,6 +516,8 @@ class EncryptedSerializer:
                 nonce_end = end + NONCE_SIZE
                 return self._backend.open(key_id, blob[end:nonce_end], blob[nonce_end:], aad)
         parsed = parse_blob(blob)
+        if parsed.binding is not None:  # a v2 blob is never opened without its scope check
+            raise RowBindingError(_OUTSIDE)
         if parsed.key_id not in self._keyring:
             raise UnknownKeyError(
                 f"row is encrypted under key id {parsed.key_id!r}, which is not in the keyring "
@@ -318,7 +540,13 @@ class EncryptedSerializer:
                 "(load_keyring() picks it up) or pass Keyring(..., legacy_key=...)",
                 key_id=LEGACY_KEY_ID,
             )
-        return decrypt_legacy(blob, key)
+        try:
+            return decrypt_legacy(blob, key)
+        except SerdeError as e:
+            # The frames below hold the key; raise from here, without them.
+            err = detached(e)
+        del key
+        raise err
 
     # Pickling or deep-copying would carry key material; a shallow copy shares the keyring.
     def __reduce_ex__(self, protocol: object) -> Any:
@@ -329,6 +557,8 @@ class EncryptedSerializer:
         clone.__dict__.update(self.__dict__)
         clone._aad_cache = dict(self._aad_cache)
         clone._opened = dict(self._opened)
+        clone._bound_headers = dict(self._bound_headers)
+        clone._opened_bound = dict(self._opened_bound)
         return clone
 
     def __deepcopy__(self, memo: object) -> Any:

@@ -37,16 +37,21 @@ import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from serde_kit.errors import KeyringError, UnknownKeyError
+from serde_kit.errors import KeyringError, SerdeError, UnknownKeyError
 
 from .blob import check_key_id
+from .secret import SecretBytes, detached
+
+if TYPE_CHECKING:
+    from .kms import KeyWrapper
 
 __all__ = [
     "ENV_VAR",
     "FILE_ENV_VAR",
     "KEY_SIZE",
+    "KMS_ENV_VAR",
     "LEGACY_ENV_VAR",
     "LEGACY_KEY_ID",
     "Keyring",
@@ -56,15 +61,21 @@ __all__ = [
 ENV_VAR = "SERDE_KIT_KEYRING"
 FILE_ENV_VAR = "SERDE_KIT_KEYRING_FILE"
 LEGACY_ENV_VAR = "LANGGRAPH_AES_KEY"
+#: AWS KMS key (id, ARN or alias) that unwraps ``id:kms:...`` entries when no ``kms=`` is given.
+KMS_ENV_VAR = "SERDE_KIT_KMS_KEY"
 #: The pseudo key id named by errors about ``+aes`` rows (LangGraph's stock format).
 LEGACY_KEY_ID = "legacy:LANGGRAPH_AES_KEY"
 KEY_SIZE = 32
+#: Marks a key-file entry whose key is wrapped by a KMS: ``id:kms:<base64 wrapped key>``.
+WRAPPED_MARK = "kms:"
 _LEGACY_SIZES = (16, 24, 32)
 _ID_RULE = "1..64 characters from [A-Za-z0-9._-]"
 _KEYGEN_HINT = "run `serde-kit keygen` for a fresh entry"
 
 
-def _check_key(key_id: str, key: object, where: str) -> bytes:
+def _check_key(key_id: str, key: object, where: str) -> SecretBytes:
+    if isinstance(key, SecretBytes):
+        key = key.reveal()
     if not isinstance(key, (bytes, bytearray)):
         raise KeyringError(
             f"key {key_id!r}{where} must be bytes, got {type(key).__name__}"
@@ -74,12 +85,14 @@ def _check_key(key_id: str, key: object, where: str) -> bytes:
             f"key {key_id!r}{where} is {len(key)} bytes; AES-256 needs exactly {KEY_SIZE} "
             f"random bytes ({_KEYGEN_HINT})"
         )
-    return bytes(key)
+    return SecretBytes(key)
 
 
-def _check_legacy_key(key: object) -> bytes | None:
+def _check_legacy_key(key: object) -> SecretBytes | None:
     if key is None:
         return None
+    if isinstance(key, SecretBytes):
+        key = key.reveal()
     if not isinstance(key, (bytes, bytearray)):
         raise KeyringError(f"legacy_key must be bytes, got {type(key).__name__}")
     if len(key) not in _LEGACY_SIZES:
@@ -88,7 +101,7 @@ def _check_legacy_key(key: object) -> bytes | None:
             "EncryptedSerializer used 16, 24 or 32 bytes: set it to the exact value "
             "the application used"
         )
-    return bytes(key)
+    return SecretBytes(key)
 
 
 class Keyring:
@@ -110,9 +123,18 @@ class Keyring:
         primary: str,
         legacy_key: bytes | None = None,
     ) -> None:
+        try:
+            self._init(keys, primary, legacy_key)
+            return
+        except SerdeError as e:
+            err = detached(e)
+        del keys, legacy_key  # key material: not in the frame the error is raised from
+        raise err
+
+    def _init(self, keys: Mapping[str, bytes], primary: str, legacy_key: object) -> None:
         if not isinstance(keys, Mapping):
             raise KeyringError(f"keys must be a mapping of id to bytes, got {type(keys).__name__}")
-        checked: dict[str, bytes] = {}
+        checked: dict[str, SecretBytes] = {}
         for key_id, key in keys.items():
             if not check_key_id(key_id):
                 raise KeyringError(f"key id {key_id!r} is not valid: use {_ID_RULE}")
@@ -147,14 +169,32 @@ class Keyring:
         *,
         environ: Mapping[str, str] | None = None,
         legacy_var: str | None = LEGACY_ENV_VAR,
+        kms: KeyWrapper | None = None,
     ) -> Keyring:
         """Parse the inline keyring in environment variable ``var``.
 
         Also takes ``legacy_var`` (``LANGGRAPH_AES_KEY``) as the legacy key when it
         is set; pass ``legacy_var=None`` to ignore it.  ``environ`` defaults to
-        ``os.environ``.  Raises :class:`~serde_kit.errors.KeyringError` when the
-        variable is missing or malformed.
+        ``os.environ``.  ``kms`` unwraps ``id:kms:<wrapped>`` entries
+        (:mod:`serde_kit.crypto.kms`).  Raises :class:`~serde_kit.errors.KeyringError`
+        when the variable is missing or malformed; the error's traceback holds no
+        frame with key material.
         """
+        try:
+            return cls._from_env(var, environ, legacy_var, kms)
+        except SerdeError as e:
+            err = detached(e)
+        del environ
+        raise err
+
+    @classmethod
+    def _from_env(
+        cls,
+        var: str,
+        environ: Mapping[str, str] | None,
+        legacy_var: str | None,
+        kms: KeyWrapper | None,
+    ) -> Keyring:
         env = os.environ if environ is None else environ
         text = env.get(var)
         if text is None:
@@ -162,16 +202,30 @@ class Keyring:
                 f"environment variable {var} is not set: set it to 'id:<base64 key>' entries "
                 f"separated by commas, first = primary ({_KEYGEN_HINT})"
             )
-        keys, primary = _parse_entries(text, source=f"{var}")
+        keys, primary = _parse_entries(text, source=f"{var}", kms=kms)
         return cls(keys, primary=primary, legacy_key=_legacy_from_env(env, legacy_var))
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> Keyring:
+    def from_file(
+        cls, path: str | os.PathLike[str], *, kms: KeyWrapper | None = None
+    ) -> Keyring:
         """Read a key file: one ``id:<base64 key>`` per line, ``#`` comments, first = primary.
 
-        Refuses (:class:`~serde_kit.errors.KeyringError`) a missing file or one that
-        group or others may read; the message says ``chmod 600 <path>``.
+        Entries ``id:kms:<base64 wrapped key>`` are unwrapped once, here, by
+        ``kms``.  Refuses (:class:`~serde_kit.errors.KeyringError`) a missing file,
+        one that group or others may read or write (``chmod 600``), one owned by
+        another user than the effective one or root, and one in a directory (or
+        under one) that group or others may write without the sticky bit, as
+        ssh's StrictModes does.
         """
+        try:
+            return cls._from_file(path, kms)
+        except SerdeError as e:
+            err = detached(e)
+        raise err
+
+    @classmethod
+    def _from_file(cls, path: str | os.PathLike[str], kms: KeyWrapper | None) -> Keyring:
         p = Path(path)
         try:
             # O_NONBLOCK: a FIFO in place of the file must not hang us (it fails S_ISREG below).
@@ -187,11 +241,8 @@ class Keyring:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise KeyringError(f"key file {str(p)!r} is not a regular file")
-            if os.name == "posix" and st.st_mode & 0o077:
-                raise KeyringError(
-                    f"key file {str(p)!r} is readable or writable by group/others "
-                    f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {p}"
-                )
+            if os.name == "posix":
+                _check_file_access(p, st)
             with os.fdopen(fd, "rb", closefd=False) as f:
                 raw = f.read()
         except OSError as e:
@@ -204,7 +255,7 @@ class Keyring:
             raise KeyringError(
                 f"key file {str(p)!r} is not ASCII text: write 'id:<base64 key>' lines"
             ) from None
-        keys, primary = _parse_entries(text, source=f"key file {str(p)!r}")
+        keys, primary = _parse_entries(text, source=f"key file {str(p)!r}", kms=kms)
         return cls(keys, primary=primary)
 
     # -- queries ----------------------------------------------------------------------
@@ -222,12 +273,12 @@ class Keyring:
     @property
     def legacy_key(self) -> bytes | None:
         """LangGraph's ``LANGGRAPH_AES_KEY`` bytes, for reading ``+aes`` rows, or None."""
-        return self._legacy
+        return None if self._legacy is None else self._legacy.reveal()
 
     def key(self, key_id: str) -> bytes:
         """The key called ``key_id``; :class:`~serde_kit.errors.UnknownKeyError` if absent."""
         try:
-            return self._keys[key_id]
+            return self._keys[key_id].reveal()
         except (KeyError, TypeError):
             _unknown(key_id, self.ids)
 
@@ -244,15 +295,23 @@ class Keyring:
 
         Adding an id that already exists with different key material is refused.
         """
-        if key_id in self._keys and self._keys[key_id] != key:
-            raise KeyringError(
+        new: SecretBytes | None = None
+        try:
+            new = _check_key(key_id, key, "")
+        except SerdeError as e:
+            err = detached(e)
+        else:
+            if key_id not in self._keys or self._keys[key_id] == new:
+                keys = {**self._keys, key_id: new}
+                return Keyring(
+                    keys, primary=key_id if primary else self._primary, legacy_key=self._legacy
+                )
+            err = KeyringError(
                 f"key id {key_id!r} is already in the keyring with different key material; "
                 "pick a new id (ids must stay unique forever: old rows name them)"
             )
-        keys = {**self._keys, key_id: key}
-        return Keyring(
-            keys, primary=key_id if primary else self._primary, legacy_key=self._legacy
-        )
+        del key, new
+        raise err
 
     def promote(self, key_id: str) -> Keyring:
         """A copy whose primary is ``key_id`` (which must already be present)."""
@@ -273,7 +332,12 @@ class Keyring:
 
     def with_legacy_key(self, legacy_key: bytes | None) -> Keyring:
         """A copy holding ``legacy_key`` (LangGraph's ``LANGGRAPH_AES_KEY`` bytes), or none."""
-        return Keyring(self._keys, primary=self._primary, legacy_key=legacy_key)
+        try:
+            return Keyring(self._keys, primary=self._primary, legacy_key=legacy_key)
+        except SerdeError as e:
+            err = detached(e)
+        del legacy_key
+        raise err
 
     # -- output -----------------------------------------------------------------------
 
@@ -283,19 +347,28 @@ class Keyring:
     def to_env_value(self) -> str:
         """The inline form for ``SERDE_KIT_KEYRING`` (primary first). Contains secrets."""
         return ",".join(
-            f"{k}:{base64.b64encode(self._keys[k]).decode('ascii')}" for k in self._ordered_ids()
+            f"{k}:{base64.b64encode(self._keys[k].reveal()).decode('ascii')}"
+            for k in self._ordered_ids()
         )
 
-    def to_file(self, path: str | os.PathLike[str]) -> None:
+    def to_file(self, path: str | os.PathLike[str], *, kms: KeyWrapper | None = None) -> None:
         """Write the key-file form to ``path`` with mode 0600, atomically.
 
-        The legacy key is not written (it lives in ``LANGGRAPH_AES_KEY``).
+        With ``kms`` every key is written wrapped (``id:kms:<base64 wrapped key>``),
+        so the file holds no key in the clear.  The legacy key is not written (it
+        lives in ``LANGGRAPH_AES_KEY``).
         """
         p = Path(path)
         lines = ["# serde_kit keyring: first entry is the primary. Keep this file chmod 600."]
-        lines += [
-            f"{k}:{base64.b64encode(self._keys[k]).decode('ascii')}" for k in self._ordered_ids()
-        ]
+        if kms is None:
+            lines += [
+                f"{k}:{base64.b64encode(self._keys[k].reveal()).decode('ascii')}"
+                for k in self._ordered_ids()
+            ]
+        else:
+            from .kms import wrapped_entry
+
+            lines += [wrapped_entry(k, self._keys[k].reveal(), kms) for k in self._ordered_ids()]
         data = ("\n".join(lines) + "\n").encode("ascii")
         # mkstemp creates the file 0600, so the key never sits in a wider-mode file.
         try:
@@ -354,9 +427,62 @@ def _entries(text: str) -> Iterable[str]:
                 yield part
 
 
-def _parse_entries(text: str, *, source: str) -> tuple[dict[str, bytes], str]:
+def _check_file_access(p: Path, st: os.stat_result) -> None:
+    """StrictModes for a key file: owner, mode, and every directory above it."""
+    euid = os.geteuid()
+    if st.st_uid not in (euid, 0):
+        raise KeyringError(
+            f"key file {str(p)!r} is owned by uid {st.st_uid}, not by this process's user "
+            f"(uid {euid}) or root; run: chown {euid} {p}"
+        )
+    if st.st_mode & 0o077:
+        raise KeyringError(
+            f"key file {str(p)!r} is readable or writable by group/others "
+            f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {p}"
+        )
+    # Whoever can write a directory on the way can swap the file (or the directory).
+    d = Path(os.path.realpath(p)).parent
+    while True:
+        try:
+            dst = os.stat(d)
+        except OSError as e:
+            raise KeyringError(f"cannot check directory {str(d)!r} of the key file: {e.strerror}") from None
+        if dst.st_uid not in (euid, 0):
+            raise KeyringError(
+                f"directory {str(d)!r} above key file {str(p)!r} is owned by uid {dst.st_uid}, "
+                f"not by this process's user (uid {euid}) or root; move the key file to a "
+                "directory you own"
+            )
+        if dst.st_mode & 0o022 and not dst.st_mode & stat.S_ISVTX:
+            raise KeyringError(
+                f"directory {str(d)!r} above key file {str(p)!r} is writable by group/others "
+                f"(mode {dst.st_mode & 0o777:o}), who could replace the file; run: chmod go-w {d}"
+            )
+        if d.parent == d:
+            return
+        d = d.parent
+
+
+def _unwrap(key_id: str, rest: str, n: int, source: str, kms: KeyWrapper | None) -> bytes:
+    if kms is None:
+        raise KeyringError(
+            f"{source}: key {key_id!r} (entry {n}) is wrapped by a KMS; load the keyring "
+            "with kms=... (for AWS: serde_kit.crypto.kms.AwsKms(key_arn))"
+        )
+    try:
+        wrapped = base64.b64decode(rest[len(WRAPPED_MARK) :].strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise KeyringError(
+            f"{source}: wrapped key {key_id!r} (entry {n}) is not valid standard base64"
+        ) from None
+    return kms.unwrap(wrapped, key_id=key_id)
+
+
+def _parse_entries(
+    text: str, *, source: str, kms: KeyWrapper | None = None
+) -> tuple[dict[str, SecretBytes], str]:
     """Parse ``id:base64`` entries; messages name entries by position and id, never key bytes."""
-    keys: dict[str, bytes] = {}
+    keys: dict[str, SecretBytes] = {}
     primary: str | None = None
     for n, entry in enumerate(_entries(text), start=1):
         key_id, sep, b64 = entry.partition(":")
@@ -374,6 +500,12 @@ def _parse_entries(text: str, *, source: str) -> tuple[dict[str, bytes], str]:
             raise KeyringError(
                 f"{source}: key id {key_id!r} appears twice; every id must be unique"
             )
+        if b64.startswith(WRAPPED_MARK):
+            keys[key_id] = _check_key(
+                key_id, _unwrap(key_id, b64, n, source, kms), f" in {source} (entry {n})"
+            )
+            primary = key_id if primary is None else primary
+            continue
         try:
             key = base64.b64decode(b64, validate=True)
         except (binascii.Error, ValueError):
@@ -392,7 +524,7 @@ def _parse_entries(text: str, *, source: str) -> tuple[dict[str, bytes], str]:
     return keys, primary
 
 
-def _legacy_from_env(env: Mapping[str, str], var: str | None) -> bytes | None:
+def _legacy_from_env(env: Mapping[str, str], var: str | None) -> SecretBytes | None:
     if var is None:
         return None
     text = env.get(var)
@@ -402,26 +534,58 @@ def _legacy_from_env(env: Mapping[str, str], var: str | None) -> bytes | None:
     return _check_legacy_key(text.encode("utf-8"))
 
 
-def load_keyring(*, environ: Mapping[str, str] | None = None) -> Keyring:
+def load_keyring(
+    *,
+    environ: Mapping[str, str] | None = None,
+    kms: KeyWrapper | None = None,
+    remove_from_environ: bool = False,
+) -> Keyring:
     """The application's keyring, from the environment.
 
     ``SERDE_KIT_KEYRING`` (inline) or ``SERDE_KIT_KEYRING_FILE`` (path to a 0600
     key file) — exactly one of them.  ``LANGGRAPH_AES_KEY``, when set, becomes the
     legacy key for reading rows written by LangGraph's EncryptedSerializer.
-    Raises :class:`~serde_kit.errors.KeyringError` saying what to set.
+    ``kms`` unwraps KMS-wrapped entries (:mod:`serde_kit.crypto.kms`); without
+    it, ``SERDE_KIT_KMS_KEY`` (an AWS KMS key id, ARN or alias; region,
+    credentials and endpoint from the usual AWS variables) does, so tools that
+    call ``load_keyring()`` work unchanged with wrapped keyrings.
+    ``remove_from_environ=True`` deletes the three variables from ``environ``
+    (``os.environ``: also from the process environment, so subprocesses do not
+    inherit them) once the keyring has loaded.
+    Raises :class:`~serde_kit.errors.KeyringError` saying what to set; its
+    traceback holds no frame with key material.
     """
+    try:
+        keyring = _load_keyring(environ, kms)
+    except SerdeError as e:
+        err = detached(e)
+    else:
+        if remove_from_environ:
+            env = os.environ if environ is None else environ
+            for var in (ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR):
+                env.pop(var, None)  # type: ignore[attr-defined]
+        return keyring
+    del environ
+    raise err
+
+
+def _load_keyring(environ: Mapping[str, str] | None, kms: KeyWrapper | None) -> Keyring:
     env = os.environ if environ is None else environ
+    if kms is None and env.get(KMS_ENV_VAR):
+        from .kms import AwsKms
+
+        kms = AwsKms(env[KMS_ENV_VAR])
     inline, path = env.get(ENV_VAR), env.get(FILE_ENV_VAR)
     if inline is not None and path is not None:
         raise KeyringError(
             f"both {ENV_VAR} and {FILE_ENV_VAR} are set; set only one of them"
         )
     if inline is not None:
-        return Keyring.from_env(ENV_VAR, environ=env)
+        return Keyring.from_env(ENV_VAR, environ=env, kms=kms)
     if path is not None:
         if not path.strip():
             raise KeyringError(f"{FILE_ENV_VAR} is set but empty: give the key file's path")
-        kr = Keyring.from_file(path)
+        kr = Keyring.from_file(path, kms=kms)
         return kr.with_legacy_key(_legacy_from_env(env, LEGACY_ENV_VAR))
     raise KeyringError(
         f"no keyring configured: set {ENV_VAR}='id:<base64 key>' or {FILE_ENV_VAR}=<path "

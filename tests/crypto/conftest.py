@@ -28,3 +28,35 @@ def backend(request) -> str:
 @pytest.fixture
 def enc(keyring: Keyring) -> EncryptedSerializer:
     return EncryptedSerializer(JsonPlusSerializer(), keyring)
+
+
+@pytest.fixture(scope="module")
+def kms_endpoint():
+    """URL of a running local AWS KMS (moto_server, started per test module, not left running)."""
+    from kms_server import KmsServer, KmsStartError
+
+    server = KmsServer()
+    try:
+        server.start()
+    except KmsStartError as e:
+        pytest.fail(f"could not start the local KMS:\n{e}", pytrace=False)
+    try:
+        yield server.endpoint
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def kms_client(kms_endpoint, monkeypatch):
+    """A boto3 KMS client on the local endpoint (dummy credentials, fixed region)."""
+    import boto3
+
+    for var in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    return boto3.client(
+        "kms",
+        endpoint_url=kms_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )

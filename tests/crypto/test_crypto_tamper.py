@@ -114,7 +114,7 @@ def test_unknown_cipher_or_extra_plus_is_an_unknown_tag(tag: str) -> None:
     [
         (b"", "too short"),
         (b"\x01", "too short"),
-        (b"\x02\x02k1" + bytes(28), "version 2"),
+        (b"\x03\x02k1" + bytes(28), "version 3"),
         (b"\x01\x00" + bytes(28), "length of 0"),
         (b"\x01\x41" + b"k" * 65 + bytes(28), "length of 65"),
         (b"\x01\x05k1", "truncated"),

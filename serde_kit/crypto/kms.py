@@ -1,0 +1,122 @@
+"""KMS-wrapped keyrings (envelope encryption): data keys stored wrapped by a KMS key.
+
+A key-file (or ``SERDE_KIT_KEYRING``) entry ``id:kms:<base64 wrapped key>``
+holds a 32-byte data key encrypted by a key-encryption key that never leaves
+the KMS.  :meth:`Keyring.from_file(path, kms=...) <serde_kit.crypto.Keyring.from_file>`
+and :func:`~serde_kit.crypto.load_keyring` unwrap each entry once, at load;
+rows are then sealed and opened with the data keys in memory, never with a KMS
+call per row.
+
+Any KMS plugs in through :class:`KeyWrapper` (two methods).  :class:`AwsKms`
+is the AWS implementation (``pip install 'serde-kit[kms]'``); it binds the
+serde_kit key id into the KMS encryption context, so a wrapped entry moved to
+another id does not unwrap.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Protocol, runtime_checkable
+
+from serde_kit.errors import ConfigError, KeyringError
+
+__all__ = ["CONTEXT_KEY", "AwsKms", "KeyWrapper", "generate_wrapped_entry", "wrapped_entry"]
+
+#: The encryption-context entry naming the serde_kit key id a data key belongs to.
+CONTEXT_KEY = "serde_kit_key_id"
+
+
+@runtime_checkable
+class KeyWrapper(Protocol):
+    """Wraps and unwraps data keys with a key held by a KMS.
+
+    ``unwrap`` raises :class:`~serde_kit.errors.KeyringError` (one line, saying
+    what to check) when the KMS refuses; ``key_id`` is the serde_kit key id the
+    data key belongs to, to bind into the KMS call where the KMS allows.
+    """
+
+    def wrap(self, key: bytes, *, key_id: str) -> bytes: ...
+
+    def unwrap(self, wrapped: bytes, *, key_id: str) -> bytes: ...
+
+
+def wrapped_entry(key_id: str, key: bytes, kms: KeyWrapper) -> str:
+    """The keyring entry ``id:kms:<base64 wrapped key>`` for ``key``, wrapped by ``kms``."""
+    return f"{key_id}:kms:{base64.b64encode(kms.wrap(key, key_id=key_id)).decode('ascii')}"
+
+
+def generate_wrapped_entry(kms: KeyWrapper, key_id: str | None = None) -> str:
+    """A new random data key, returned only wrapped, as a keyring entry (for ``keygen --kms-key``).
+
+    The id defaults as in :meth:`Keyring.generate <serde_kit.crypto.Keyring.generate>`.
+    """
+    from .keyring import Keyring
+
+    keyring = Keyring.generate(key_id)
+    return wrapped_entry(keyring.primary_id, keyring.key(keyring.primary_id), kms)
+
+
+class AwsKms:
+    """AWS KMS as a :class:`KeyWrapper`, through boto3.
+
+    ``key_id`` is the KMS key (id, ARN or ``alias/...``) that wraps new keys and
+    that unwrapping is pinned to.  ``client`` is a boto3 KMS client; without one
+    it is built from ``region_name``/``endpoint_url`` and the usual AWS
+    credentials chain.  Raises :class:`~serde_kit.errors.ConfigError` if boto3
+    is missing.
+    """
+
+    def __init__(
+        self,
+        key_id: str,
+        *,
+        client: Any = None,
+        region_name: str | None = None,
+        endpoint_url: str | None = None,
+    ) -> None:
+        if not isinstance(key_id, str) or not key_id:
+            raise ConfigError("AwsKms needs the KMS key id, ARN or alias that wraps the keys")
+        try:
+            import boto3
+            import botocore.exceptions
+        except ImportError:
+            raise ConfigError(
+                "AWS KMS keyrings need boto3: pip install 'serde-kit[kms]'"
+            ) from None
+        self._errors = (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError)
+        self.key_id = key_id
+        self._client = client or boto3.client(
+            "kms", region_name=region_name, endpoint_url=endpoint_url
+        )
+
+    def __repr__(self) -> str:
+        return f"AwsKms(key_id={self.key_id!r})"
+
+    def _fail(self, action: str, key_id: str, error: BaseException) -> KeyringError:
+        code = getattr(error, "response", {}).get("Error", {}).get("Code") or type(error).__name__
+        return KeyringError(
+            f"AWS KMS could not {action} key {key_id!r} with KMS key {self.key_id!r} ({code}); "
+            "check the KMS key, the region and this process's kms:Encrypt/kms:Decrypt permission"
+        )
+
+    def wrap(self, key: bytes, *, key_id: str) -> bytes:
+        """Encrypt ``key`` under the KMS key, with ``key_id`` in the encryption context."""
+        try:
+            out = self._client.encrypt(
+                KeyId=self.key_id, Plaintext=bytes(key), EncryptionContext={CONTEXT_KEY: key_id}
+            )
+        except self._errors as e:
+            raise self._fail("wrap", key_id, e) from None
+        return bytes(out["CiphertextBlob"])
+
+    def unwrap(self, wrapped: bytes, *, key_id: str) -> bytes:
+        """Decrypt a wrapped data key; :class:`~serde_kit.errors.KeyringError` if KMS refuses."""
+        try:
+            out = self._client.decrypt(
+                CiphertextBlob=bytes(wrapped),
+                KeyId=self.key_id,
+                EncryptionContext={CONTEXT_KEY: key_id},
+            )
+        except self._errors as e:
+            raise self._fail("unwrap", key_id, e) from None
+        return bytes(out["Plaintext"])

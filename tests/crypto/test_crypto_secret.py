@@ -1,0 +1,286 @@
+"""Keys out of reach: redacted holders, errors whose frames hold no key, strict key files, env removal."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import functools
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from crypto_helpers import K1, K2, LEGACY_TEXT
+
+from serde_kit import Serializer
+from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
+from serde_kit.crypto.secret import SecretBytes
+from serde_kit.errors import (
+    DecryptionError,
+    KeyringError,
+    MalformedDataError,
+    SerdeError,
+    UnknownKeyError,
+)
+
+B1, B2 = (base64.b64encode(k).decode() for k in (K1, K2))
+GOOD = f"k1:{B1},k2:{B2}"
+SECRET_BYTES = [K1, K2, LEGACY_TEXT.encode()]
+SECRET_TEXT = [B1, B2, LEGACY_TEXT, K1.hex(), K2.hex(), repr(K1)[2:-1], repr(K2)[2:-1]]
+
+
+def _frames(exc: BaseException) -> list:
+    """Every frame of ``exc``'s traceback and of the exceptions chained to it."""
+    frames, stack, seen = [], [exc], set()
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        tb = e.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        stack += [e.__context__, e.__cause__]
+    return frames
+
+
+def _leaks(value: object) -> bool:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        return any(s in raw for s in SECRET_BYTES) or any(t.encode() in raw for t in SECRET_TEXT)
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except Exception:  # noqa: BLE001 - a half-built object; its repr shows nothing then
+        return False
+    return any(t in text for t in SECRET_TEXT)
+
+
+def assert_no_key_in_frames(exc: BaseException) -> None:
+    # The test's own frame holds the secrets it passed in; every other frame must not.
+    frames = [f for f in _frames(exc) if f.f_code.co_filename != __file__]
+    assert frames, "the error has no library frame to inspect"
+    for frame in frames:
+        for name, value in frame.f_locals.items():
+            assert not _leaks(value), (
+                f"{frame.f_code.co_filename}:{frame.f_code.co_name} local {name!r} holds key material"
+            )
+    assert not _leaks(str(exc))
+
+
+def _raised(fn, *args, **kwargs) -> SerdeError:
+    with pytest.raises(SerdeError) as info:
+        fn(*args, **kwargs)
+    return info.value
+
+
+# -- redaction -------------------------------------------------------------------------
+
+
+def test_secret_bytes_are_redacted_and_do_not_travel() -> None:
+    s = SecretBytes(K1)
+    assert s.reveal() == K1 and len(s) == 32
+    assert B1 not in repr(s) and repr(K1) not in str(s) and "redacted" in repr(s)
+    with pytest.raises(TypeError):
+        pickle.dumps(s)
+    assert copy.deepcopy(s) is s
+    assert SecretBytes(K1) == s and SecretBytes(K2) != s
+
+
+def test_keyring_internals_show_no_key() -> None:
+    kr = Keyring({"k1": K1, "k2": K2}, primary="k2", legacy_key=LEGACY_TEXT.encode())
+    for shown in (repr(kr), str(kr), repr(kr._keys), repr(kr._legacy)):
+        assert not _leaks(shown)
+    assert kr.key("k1") == K1 and kr.legacy_key == LEGACY_TEXT.encode()
+
+
+# -- error frames ----------------------------------------------------------------------
+
+
+BAD_ENVS = {
+    "bad base64": f"{GOOD},k3:not*base64",
+    "short key": f"{GOOD},k3:{base64.b64encode(b'short').decode()}",
+    "duplicate id": f"{GOOD},k1:{B2}",
+    "no colon": f"{GOOD},junk",
+    "key in place of id": f"{GOOD},{B1}x:{B2}",
+}
+
+
+@pytest.mark.parametrize("text", list(BAD_ENVS.values()), ids=list(BAD_ENVS))
+def test_keyring_parse_errors_leave_no_key_in_any_frame(text: str, monkeypatch, tmp_path: Path) -> None:
+    env = {"SERDE_KIT_KEYRING": text, "LANGGRAPH_AES_KEY": LEGACY_TEXT}
+    assert_no_key_in_frames(_raised(load_keyring, environ=env))
+    assert_no_key_in_frames(_raised(Keyring.from_env, environ=env))
+    monkeypatch.setenv("SERDE_KIT_KEYRING", text)
+    monkeypatch.setenv("LANGGRAPH_AES_KEY", LEGACY_TEXT)
+    assert_no_key_in_frames(_raised(load_keyring))  # os.environ itself must not be in a frame
+    path = tmp_path / "keys"
+    path.write_text(text.replace(",", "\n"))
+    path.chmod(0o600)
+    assert_no_key_in_frames(_raised(Keyring.from_file, path))
+    monkeypatch.delenv("SERDE_KIT_KEYRING")
+    monkeypatch.setenv("SERDE_KIT_KEYRING_FILE", str(path))
+    assert_no_key_in_frames(_raised(load_keyring))
+
+
+def test_bad_legacy_key_and_bad_constructor_args_leave_no_key() -> None:
+    env = {"SERDE_KIT_KEYRING": GOOD, "LANGGRAPH_AES_KEY": LEGACY_TEXT + "x"}
+    assert_no_key_in_frames(_raised(load_keyring, environ=env))
+    assert_no_key_in_frames(_raised(Keyring, {"k1": K1, "k2": K2, "k3": b"short"}, primary="k1"))
+    assert_no_key_in_frames(_raised(Keyring, {"k1": K1, "k2": K2}, primary="k9"))
+    kr = Keyring({"k1": K1}, primary="k1")
+    assert_no_key_in_frames(_raised(kr.with_key, "k1", K2))
+    assert_no_key_in_frames(_raised(kr.with_key, "k2", K2[:5]))
+    assert_no_key_in_frames(_raised(kr.with_legacy_key, LEGACY_TEXT.encode() + b"x"))
+
+
+def _legacy_row(value: object) -> tuple[str, bytes]:
+    from Crypto.Cipher import AES
+
+    tag, data = Serializer().dumps_typed(value)
+    cipher = AES.new(LEGACY_TEXT.encode(), AES.MODE_EAX)
+    ct, mac = cipher.encrypt_and_digest(data)
+    return tag + "+aes", cipher.nonce + mac + ct
+
+
+def test_decrypt_errors_leave_no_key_in_any_frame(backend: str) -> None:
+    env = {"SERDE_KIT_KEYRING": GOOD, "LANGGRAPH_AES_KEY": LEGACY_TEXT}
+    serde = EncryptedSerializer(Serializer(), load_keyring(environ=env), backend=backend)
+    tag, blob = _legacy_row({"x": 1})
+    tampered_legacy = (tag, blob[:-1] + bytes([blob[-1] ^ 1]))
+    # Under k2, not the primary (k1): reencrypt must open it too.
+    row = EncryptedSerializer(Serializer(), Keyring({"k2": K2}, primary="k2")).dumps_typed({"x": 1})
+    tampered = (row[0], row[1][:-1] + bytes([row[1][-1] ^ 1]))
+    cases = [
+        (tampered_legacy, DecryptionError),
+        ((tag, blob[:20]), MalformedDataError),
+        (tampered, DecryptionError),
+        (("msgpack+aesgcm", b"\x01\x02k9" + bytes(40)), UnknownKeyError),
+    ]
+    for bad, kind in cases:
+        reencrypt = functools.partial(serde.reencrypt, upgrade_legacy=True)
+        for call in (serde.loads_typed, serde.decrypt_row, reencrypt):
+            err = _raised(call, bad)
+            assert isinstance(err, kind)
+            assert_no_key_in_frames(err)
+    assert serde.loads_typed((tag, blob)) == {"x": 1}
+
+
+# -- key files -------------------------------------------------------------------------
+
+
+def _key_file(directory: Path, mode: int = 0o600) -> Path:
+    directory.mkdir(mode=0o700, exist_ok=True)
+    path = directory / "keys"
+    path.write_text(GOOD.replace(",", "\n") + "\n")
+    path.chmod(mode)
+    return path
+
+
+def test_a_key_file_we_own_in_our_own_directory_loads(tmp_path: Path) -> None:
+    assert Keyring.from_file(_key_file(tmp_path / "d")).ids == ["k1", "k2"]
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o620, 0o660])
+def test_a_group_or_world_accessible_key_file_is_refused(tmp_path: Path, mode: int) -> None:
+    path = _key_file(tmp_path / "d", mode)
+    with pytest.raises(KeyringError, match="chmod 600"):
+        Keyring.from_file(path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a file to another user")
+def test_a_key_file_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    path = _key_file(tmp_path / "d")
+    os.chown(path, 65534, 65534)
+    with pytest.raises(KeyringError, match=r"owned by uid 65534.*chown"):
+        Keyring.from_file(path)
+
+
+def test_owner_check_uses_the_effective_user(tmp_path: Path, monkeypatch) -> None:
+    # Runs as any user: pretend to be someone else, so our own file belongs to "another user".
+    path = _key_file(tmp_path / "d")
+    if os.geteuid() == 0:
+        os.chown(path, 65534, 65534)  # root-owned files are always accepted: give it away
+    owner = os.stat(path).st_uid
+    monkeypatch.setattr(os, "geteuid", lambda: owner + 1)
+    with pytest.raises(KeyringError, match="owned by uid"):
+        Keyring.from_file(path)
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777])
+def test_a_key_file_in_a_directory_others_can_write_is_refused(tmp_path: Path, mode: int) -> None:
+    d = tmp_path / "d"
+    path = _key_file(d)
+    d.chmod(mode)
+    with pytest.raises(KeyringError, match=r"writable by group/others.*chmod go-w"):
+        Keyring.from_file(path)
+
+
+def test_a_sticky_shared_directory_is_accepted(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    path = _key_file(d)
+    d.chmod(0o1777)  # like /tmp: others may create files but not replace ours
+    assert Keyring.from_file(path).ids == ["k1", "k2"]
+
+
+def test_a_writable_directory_further_up_is_refused(tmp_path: Path) -> None:
+    up = tmp_path / "up"
+    up.mkdir(mode=0o700)
+    path = _key_file(up / "d")
+    up.chmod(0o777)
+    with pytest.raises(KeyringError, match="writable by group/others"):
+        Keyring.from_file(path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a directory to another user")
+def test_a_directory_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    path = _key_file(d)
+    os.chown(d, 65534, 65534)
+    with pytest.raises(KeyringError, match="owned by uid 65534"):
+        Keyring.from_file(path)
+
+
+def test_a_symlink_is_checked_where_it_points(tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    real = _key_file(bad)
+    bad.chmod(0o777)
+    good = tmp_path / "good"
+    good.mkdir(mode=0o700)
+    (good / "keys").symlink_to(real)
+    with pytest.raises(KeyringError, match="writable by group/others"):
+        Keyring.from_file(good / "keys")
+
+
+# -- environment -----------------------------------------------------------------------
+
+
+def test_remove_from_environ_takes_the_variables_out_of_the_process(monkeypatch) -> None:
+    monkeypatch.setenv("SERDE_KIT_KEYRING", GOOD)
+    monkeypatch.setenv("LANGGRAPH_AES_KEY", LEGACY_TEXT)
+    kr = load_keyring(remove_from_environ=True)
+    assert kr.ids == ["k1", "k2"] and kr.legacy_key == LEGACY_TEXT.encode()
+    assert "SERDE_KIT_KEYRING" not in os.environ and "LANGGRAPH_AES_KEY" not in os.environ
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(sorted(k for k in os.environ if 'KEY' in k))"],
+        capture_output=True, text=True, check=True,
+    )
+    assert "SERDE_KIT_KEYRING" not in child.stdout and "LANGGRAPH_AES_KEY" not in child.stdout
+
+
+def test_by_default_the_variables_stay_and_failures_remove_nothing(monkeypatch) -> None:
+    monkeypatch.setenv("SERDE_KIT_KEYRING", GOOD)
+    load_keyring()
+    assert os.environ["SERDE_KIT_KEYRING"] == GOOD
+    monkeypatch.setenv("SERDE_KIT_KEYRING", "broken")
+    with pytest.raises(KeyringError):
+        load_keyring(remove_from_environ=True)
+    assert os.environ["SERDE_KIT_KEYRING"] == "broken"  # nothing lost: the operator can fix it
+
+
+def test_remove_from_environ_works_on_a_given_mapping() -> None:
+    env = {"SERDE_KIT_KEYRING": GOOD, "OTHER": "x"}
+    load_keyring(environ=env, remove_from_environ=True)
+    assert env == {"OTHER": "x"}
