@@ -3,6 +3,7 @@
 #   fuzz/run.sh 60                 # time-bounded
 #   FUZZ_RUNS=1000000 fuzz/run.sh  # execution-bounded instead (no time limit)
 #   FUZZ_HARNESSES="fuzz_decode" fuzz/run.sh 30
+#   FUZZ_MAX_LEN=4096 fuzz/run.sh 60   # cap input size (default: the largest seed)
 # New interesting inputs go to a scratch dir, not the committed seed corpus;
 # crashes land in fuzz/crashes/<harness>/ (git-ignored). Exit 1 if any harness crashed.
 set -uo pipefail
@@ -20,7 +21,8 @@ for h in $HARNESSES; do
     [[ $h == fuzz_resources && -f fuzz/fuzz_decode.dict ]] && dict=("-dict=fuzz/fuzz_decode.dict")
     echo "== $h ($limit)"
     start=$(date +%s)
-    "$PY" "fuzz/$h.py" "$limit" "${dict[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    maxlen=(); [[ -n "${FUZZ_MAX_LEN:-}" ]] && maxlen=("-max_len=$FUZZ_MAX_LEN")
+    "$PY" "fuzz/$h.py" "$limit" "${dict[@]}" "${maxlen[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="fuzz/crashes/$h/" "$SCRATCH/$h" "fuzz/corpus/$h" 2>&1 | tee "$SCRATCH/$h.log" \
         | grep -E "^(INFO: Seed|#[0-9]+ +DONE|stat::|==[0-9]+== ERROR| === Uncaught)"
     rc=${PIPESTATUS[0]}
