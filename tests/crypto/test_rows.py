@@ -23,7 +23,9 @@ TAG, BLOB = EncryptedSerializer(Serializer(), KEYRING).dumps_typed({"a": 1})
         (None, b"x", RowKind.EMPTY, None, None, None),
         ("msgpack+rot13", b"x", RowKind.UNKNOWN, "msgpack", None, "unknown cipher"),
         ("a+b+aesgcm", b"x", RowKind.UNKNOWN, "a", None, "more than one '+'"),
-        ("msgpack+aesgcm", b"\x02\x02k1" + bytes(40), RowKind.UNKNOWN, "msgpack", None, "format version 2"),
+        ("msgpack+aesgcm", b"\x03\x02k1" + bytes(40), RowKind.UNKNOWN, "msgpack", None, "format version 3"),
+        # a v2 header: bound to thread "t", namespace ""
+        ("msgpack+aesgcm", b"\x02\x02k1\x00\x01t\x00\x00" + bytes(40), RowKind.AESGCM, "msgpack", "k1", None),
         ("msgpack+aesgcm", BLOB[:10], RowKind.UNKNOWN, "msgpack", None, "too short"),
         ("msgpack", "text, not bytes", RowKind.STRAY, "msgpack", None, "value is str"),
         ("msgpack", 10**12, RowKind.STRAY, "msgpack", None, "value is int"),
