@@ -367,3 +367,19 @@ def test_decimal_exponent_and_parsed_text_are_bounded():
     for value in (Decimal("1e5"), Decimal("-1.50"), Decimal("NaN"), Decimal("-Infinity")):
         back = SERDE.loads(SERDE.dumps(value))
         assert str(back) == str(value)
+
+
+def test_zero_size_dtype_is_refused_before_anything_is_allocated():
+    # Found by fuzz_resources: |S0 x 13.7M elements, empty buffer (a 19-byte row)
+    # used to allocate the elements numpy makes |S1 before refusing them.
+    import tracemalloc
+
+    data = attack.row(6, ["|S0", [0xD1D1D1], "C", b""])
+    tracemalloc.start()
+    try:
+        with pytest.raises(RebuildError, match="has no size"):
+            SERDE.loads(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20

@@ -137,10 +137,11 @@ def rebuild_array(env: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
             f"numpy buffer holds {len(buf)} bytes, shape {shape} of {dtype} needs {count * dtype.itemsize}"
         )
     if count == 0 or dtype.itemsize == 0:
-        array = np.zeros(shape, dtype=dtype, order=order)
-        if array.nbytes:  # numpy gives a flexible dtype of size 0 (|S0, <U0) one of size 1
+        # numpy gives a flexible dtype of size 0 (|S0, <U0) size 1 when it makes an
+        # array: ask with an empty one before allocating any elements.
+        if count and np.zeros(0, dtype=dtype).itemsize:
             raise ValueError(f"numpy dtype {dtype.str} has no size: its elements are not in the stored bytes")
-        return array
+        return np.zeros(shape, dtype=dtype, order=order)
     return np.frombuffer(buf, dtype=dtype).reshape(shape, order=order).copy(order="K")
 
 
