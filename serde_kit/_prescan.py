@@ -53,12 +53,14 @@ def _classes() -> bytes:
 
 
 _CLASSES = _classes()
+_NOT_ARRAY_HEADER = bytes(b for b in range(256) if not (0x90 <= b <= 0x9F or b in (0xDC, 0xDD)))
 # A tuple key whose hash stored data can aim at starts, at its innermost array,
 # with an element of class N: counting "AN" gives an upper bound on such keys.
 # (Binary data and CJK text hold such pairs by chance; a row with many of them
 # costs one more C-speed decode, not a walk.)
 _KEY_START = b"AN"
 _TIMESTAMP_LENGTHS = frozenset({4, 8, 12})
+_MAX_HEADER_PROBES = 64
 _TIMESTAMP_MESSAGE = "msgpack timestamp (ext code -1) in the stored value: not written by serde_kit or LangGraph"
 _FIXED_SIZES = {
     0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9,
@@ -117,14 +119,40 @@ def check(data: bytes, limits: Limits) -> None:
     """
     size = len(data)
     suspect_keys = False
-    if size >= SMALL_ROW or size > limits.max_containers:
+    if size > limits.max_containers:
         classes = data.translate(_CLASSES)
-        if size > limits.max_containers and classes.count(b"C") + classes.count(b"A") > limits.max_containers:
+        if classes.count(b"C") + classes.count(b"A") > limits.max_containers:
             scan(data, limits)
             return
-        suspect_keys = classes.count(_KEY_START) >= FLOOD_KEYS
+        suspect_keys = _may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
+    elif size >= SMALL_ROW and _may_hold_big_map(data):
+        # Fewer array headers than FLOOD_KEYS in the whole row: no map can have
+        # that many array keys (one translate pass, cheaper than the pair count).
+        suspect_keys = (
+            len(data.translate(None, _NOT_ARRAY_HEADER)) >= FLOOD_KEYS
+            and data.translate(_CLASSES).count(_KEY_START) >= FLOOD_KEYS
+        )
     if (suspect_keys or _may_hold_timestamp(data)) and not _plain_keys(data):
         scan(data, limits)
+
+
+def _may_hold_big_map(data: bytes) -> bool:
+    """Whether ``data`` may hold a map of FLOOD_KEYS entries or more.
+
+    Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
+    that large; smaller maps cannot flood. The header bytes are found at memchr
+    speed; text rarely holds them (in UTF-8 they lead only U+0780-U+07FF), so a
+    row where they are common (binary data, numbers) is treated as a candidate.
+    """
+    for head, width in ((0xDE, 2), (0xDF, 4)):
+        pos = data.find(head)
+        seen = 0
+        while pos >= 0:
+            seen += 1
+            if seen > _MAX_HEADER_PROBES or int.from_bytes(data[pos + 1 : pos + 1 + width], "big") >= FLOOD_KEYS:
+                return True
+            pos = data.find(head, pos + 1)
+    return False
 
 
 def _plain_keys(data: bytes) -> bool:

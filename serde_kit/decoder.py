@@ -76,10 +76,15 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local",
+        "_tracked", "_local", "_validate",
     )  # fmt: skip
 
-    def __init__(self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS, validate: str = "auto"
+    ) -> None:
+        if validate not in pydantic.VALIDATE_MODES:
+            raise ValueError(f"validate must be one of {', '.join(map(repr, pydantic.VALIDATE_MODES))}, not {validate!r}")
+        self._validate = validate
         self._allowlist = allowlist
         self._lenient = lenient
         self._limits = limits
@@ -270,7 +275,7 @@ class Decoder:
             cls = user.parametrized(_import(module, user.origin_name(name)), name)  # "Box[int]"
             try:
                 if code == codes.PYDANTIC_V2:
-                    found = pydantic.v2_rebuilder(cls)
+                    found = pydantic.v2_rebuilder(cls, self._validate)
                 elif code == codes.PYDANTIC_V1:
                     found = pydantic.v1_rebuilder(cls)
                 else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from . import _pickle
 from .allowlist import Allowlist, AllowEntry
@@ -32,11 +32,15 @@ class Serializer:
     - ``pickle_fallback``: write values msgpack cannot hold with pickle and read
       ``pickle`` rows. Unpickling runs code named by the data: trusted data only.
     - ``limits``: the decode budget (:class:`Limits`) every stored row is held to.
+    - ``validate``: ``"auto"`` (default) rebuilds langchain-core messages and
+      Documents whose stored fields already have their validated shape without
+      re-running pydantic, and validates every other model; ``"always"``
+      validates every model.
 
     Raises :class:`EncodeError` on dumps and :class:`DecodeError` subclasses on loads.
     """
 
-    __slots__ = ("allowlist", "lenient", "limits", "pickle_fallback", "_encoder", "_decoder")
+    __slots__ = ("allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder")
 
     def __init__(
         self,
@@ -46,6 +50,7 @@ class Serializer:
         lenient: bool = False,
         pickle_fallback: bool = False,
         limits: Limits = DEFAULT_LIMITS,
+        validate: Literal["auto", "always"] = "auto",
     ) -> None:
         if not isinstance(limits, Limits):
             raise TypeError(f"limits must be a serde_kit.Limits, not {type(limits).__name__}")
@@ -55,8 +60,9 @@ class Serializer:
         self.lenient = lenient
         self.pickle_fallback = pickle_fallback
         self.limits = limits
+        self.validate = validate
         self._encoder = Encoder(self.allowlist, lenient=lenient)
-        self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits)
+        self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate)
 
     def with_allow(self, *entries: AllowEntry) -> Serializer:
         """A copy of this serializer that also allows ``entries``."""
@@ -65,6 +71,7 @@ class Serializer:
             lenient=self.lenient,
             pickle_fallback=self.pickle_fallback,
             limits=self.limits,
+            validate=self.validate,
         )
 
     def dumps(self, obj: Any) -> bytes:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..limits import Limits
 
-__all__ = ["check_partial_json", "guard"]
+__all__ = ["check_partial_json", "fast_builder", "guard"]
 
 
 def guard(cls: Any, limits: Limits) -> Callable[[Any], None] | None:
@@ -48,3 +48,202 @@ def check_partial_json(fields: Any, limits: Limits) -> None:
             raise limits.refuse(
                 "max_partial_json", "length of a streamed tool-call argument that is not complete JSON", len(args)
             ) from None
+
+
+# --- rebuilding curated messages from their stored fields ---------------------
+#
+# langchain-core messages and Documents are pure data: a message's validated
+# ``__dict__`` is exactly what serde_kit (its ``__dict__``) and the stock writer
+# (``model_dump()``) store. Re-validating such fields through pydantic and the
+# classes' validators gives back the same values, so a stored field dict that
+# already has the validated shape -- the class's fields in declaration order,
+# each of the exact type validation leaves there -- is installed as the
+# object's state directly. Anything else (older field sets, extra fields,
+# values validation would coerce or normalise) is validated as before.
+
+_StateCheck = Callable[[Any], bool]
+_TOKEN_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
+_TOKEN_DETAILS = ("input_token_details", "output_token_details")
+
+
+def _str_or_none(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _content(value: Any) -> bool:
+    if type(value) is str:
+        return True
+    return type(value) is list and all(type(part) is str or type(part) is dict for part in value)
+
+
+def _is_dict(value: Any) -> bool:
+    return type(value) is dict
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _is_any(value: Any) -> bool:
+    return True
+
+
+def _literal(expected: str) -> _StateCheck:
+    return lambda value: type(value) is str and value == expected
+
+
+def _exact_keys(item: Any, keys: tuple[str, ...]) -> bool:
+    return type(item) is dict and tuple(item) == keys
+
+
+def _declared_first(value: dict, declared: tuple[str, ...]) -> bool:
+    """Declared keys come first, in declaration order (as TypedDict validation leaves them)."""
+    keys = tuple(value)
+    known = tuple(key for key in keys if key in declared)
+    return keys[: len(known)] == known and known == tuple(key for key in declared if key in value)
+
+
+def _typed_dict_keys(module: str, name: str) -> tuple[str, ...]:
+    found = getattr(sys.modules.get(module), name, None)
+    return tuple(getattr(found, "__annotations__", ()))
+
+
+def _ai_checks() -> dict[str, _StateCheck] | None:
+    """Checks of the fields AIMessage adds, from the TypedDicts of the installed langchain-core."""
+    tool = "langchain_core.messages.tool"
+    call_keys = _typed_dict_keys(tool, "ToolCall")
+    # What create_tool_call / create_invalid_tool_call leave, in the order validation puts them.
+    invalid_keys = tuple(
+        key for key in _typed_dict_keys(tool, "InvalidToolCall") if key in {"type", "id", "name", "args", "error"}
+    )
+    usage_keys = _typed_dict_keys("langchain_core.messages.ai", "UsageMetadata")
+    input_keys = _typed_dict_keys("langchain_core.messages.ai", "InputTokenDetails")
+    output_keys = _typed_dict_keys("langchain_core.messages.ai", "OutputTokenDetails")
+    if (
+        set(call_keys) != {"name", "args", "id", "type"}
+        or len(invalid_keys) != 5
+        or usage_keys[:3] != _TOKEN_COUNTS
+        or set(usage_keys[3:]) != set(_TOKEN_DETAILS)
+        or not input_keys
+        or not output_keys
+    ):
+        return None
+
+    def tool_calls(value: Any) -> bool:
+        return type(value) is list and all(
+            _exact_keys(call, call_keys)
+            and type(call["name"]) is str
+            and type(call["args"]) is dict
+            and _str_or_none(call["id"])
+            and call["type"] == "tool_call"
+            for call in value
+        )
+
+    def invalid_tool_calls(value: Any) -> bool:
+        return type(value) is list and all(
+            _exact_keys(call, invalid_keys)
+            and all(_str_or_none(call[key]) for key in ("name", "args", "id", "error"))
+            and call["type"] == "invalid_tool_call"
+            for call in value
+        )
+
+    def int_details(value: Any, declared: tuple[str, ...]) -> bool:
+        return (
+            type(value) is dict
+            and _declared_first(value, declared)
+            and all(type(value[key]) is int for key in declared if key in value)
+        )
+
+    def usage(value: Any) -> bool:
+        if value is None:
+            return True
+        return (
+            type(value) is dict
+            and all(type(value.get(key)) is int for key in _TOKEN_COUNTS)
+            and _declared_first(value, usage_keys)
+            and ("input_token_details" not in value or int_details(value["input_token_details"], input_keys))
+            and ("output_token_details" not in value or int_details(value["output_token_details"], output_keys))
+        )
+
+    return {"tool_calls": tool_calls, "invalid_tool_calls": invalid_tool_calls, "usage_metadata": usage}
+
+
+def _tool_status(value: Any) -> bool:
+    return type(value) is str and value in ("success", "error")
+
+
+_BASE: dict[str, _StateCheck] = {
+    "content": _content,
+    "additional_kwargs": _is_dict,
+    "response_metadata": _is_dict,
+    "name": _str_or_none,
+    "id": _str_or_none,
+}
+#: (module, class) -> the checks of the fields that class adds or narrows.
+_CURATED: dict[tuple[str, str], dict[str, _StateCheck]] = {
+    ("langchain_core.messages.human", "HumanMessage"): {},
+    ("langchain_core.messages.system", "SystemMessage"): {},
+    ("langchain_core.messages.chat", "ChatMessage"): {"role": _is_str},
+    ("langchain_core.messages.function", "FunctionMessage"): {"name": _is_str},
+    ("langchain_core.messages.tool", "ToolMessage"): {
+        "tool_call_id": _is_str,
+        "artifact": _is_any,
+        "status": _tool_status,
+    },
+}
+_DOCUMENT: dict[str, _StateCheck] = {"id": _str_or_none, "metadata": _is_dict, "page_content": _is_str}
+
+
+def fast_builder(cls: Any) -> Callable[[dict], Any] | None:
+    """A builder that installs stored fields of ``cls`` as its state when they have the
+    validated shape (returning None otherwise), or None when ``cls`` is not curated."""
+    key = (getattr(cls, "__module__", ""), getattr(cls, "__qualname__", ""))
+    ai = key == ("langchain_core.messages.ai", "AIMessage")
+    if ai:
+        added = _ai_checks()
+        if added is None:
+            return None
+        checks = {**_BASE, **added}
+    elif key in _CURATED:
+        checks = {**_BASE, **_CURATED[key]}
+    elif key == ("langchain_core.documents.base", "Document"):
+        checks = dict(_DOCUMENT)
+    else:
+        return None
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not (isinstance(cls, type) and issubclass(cls, pydantic.BaseModel)):
+        return None
+    fields = getattr(cls, "model_fields", {})
+    type_field = fields.get("type")
+    if type_field is None or type(type_field.default) is not str:
+        return None
+    checks["type"] = _literal(type_field.default)
+    names = tuple(fields)
+    if (
+        set(checks) != set(names)
+        or cls.model_post_init is not pydantic.BaseModel.model_post_init
+        or cls.__private_attributes__
+    ):
+        return None  # a langchain-core release whose shape this table does not describe
+    ordered = tuple(checks[name] for name in names)
+    pairs = tuple(zip(names, ordered))
+    allows_extra = (cls.model_config or {}).get("extra") == "allow"
+    new = cls.__new__
+    set_state = object.__setattr__
+
+    def build(stored: dict) -> Any:
+        if tuple(stored) != names:
+            return None
+        for name, check in pairs:
+            if not check(stored[name]):
+                return None
+        if ai and not (stored["tool_calls"] or stored["invalid_tool_calls"]) and "tool_calls" in stored["additional_kwargs"]:
+            return None  # validation would parse the raw tool calls
+        obj = new(cls)
+        set_state(obj, "__dict__", stored)
+        set_state(obj, "__pydantic_fields_set__", set(names))
+        set_state(obj, "__pydantic_extra__", {} if allows_extra else None)
+        set_state(obj, "__pydantic_private__", None)
+        return obj
+
+    return build

@@ -17,7 +17,7 @@ from typing import Any
 
 from ormsgpack import Ext
 
-from . import codes
+from . import codes, langchain
 from .stdlib import EncodeFn, RebuildFn, expect
 from .user import importable_key
 
@@ -83,12 +83,23 @@ def is_v2_model(cls: Any) -> bool:
     return v2 is not None and isinstance(cls, type) and issubclass(cls, v2.BaseModel)
 
 
-def v2_rebuilder(cls: Any) -> RebuildFn:
-    """Validate stored fields into ``cls``: handles our shallow fields and the stock model_dump()."""
+#: How stored pydantic models are built (``Serializer(validate=...)``).
+VALIDATE_MODES = ("auto", "always")
+
+
+def v2_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
+    """Validate stored fields into ``cls``: handles our shallow fields and the stock model_dump().
+
+    ``mode``: ``"auto"`` installs the stored fields of curated langchain-core
+    messages and Documents directly when they have the validated shape
+    (:func:`serde_kit.ext.langchain.fast_builder`) and validates everything else;
+    ``"always"`` validates every model.
+    """
     if not is_v2_model(cls):
         raise TypeError(f"{cls!r} is not a pydantic v2 model")
     if _is_root_model(cls):
         return lambda env: cls.model_validate(env[2])
+    fast = langchain.fast_builder(cls) if mode != "always" else None
     computed = frozenset(getattr(cls, "model_computed_fields", {}) or {})
     by_name = "by_name" in inspect.signature(cls.model_validate).parameters
     base_init = sys.modules["pydantic"].BaseModel.__init__
@@ -106,6 +117,10 @@ def v2_rebuilder(cls: Any) -> RebuildFn:
 
     def rebuild(env: list) -> Any:
         fields = expect(env[2], dict, "model fields")
+        if fast is not None:
+            built = fast(fields)
+            if built is not None:
+                return built
         if computed & fields.keys():
             fields = {k: v for k, v in fields.items() if k not in computed}
         if removed and removed.keys() & fields.keys():
