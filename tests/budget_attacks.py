@@ -127,8 +127,21 @@ def regex_debug() -> bytes:
     return row(1, ["re", "compile", ["a", 128]])
 
 
+def flood_entries(count: int = 20_000) -> bytes:
+    """The msgpack entries of a map whose ``count`` keys are int pairs sharing one hash.
+
+    Written entry by entry: building that dict in Python first would itself be the
+    quadratic flood.
+    """
+    return b"".join(pack(list(pair)) + pack(0) for pair in colliding_int_pairs(count))
+
+
+def map16(count: int, entries: bytes) -> bytes:
+    return b"\xde" + count.to_bytes(2, "big") + entries
+
+
 def flood_map(count: int = 20_000) -> bytes:
-    return pack({pair: 0 for pair in colliding_int_pairs(count)})
+    return map16(count, flood_entries(count))
 
 
 def flood_frozenset(count: int = 20_000) -> bytes:

@@ -182,6 +182,34 @@ def test_hash_floods_are_refused_before_building(data):
     refused(data, "max_hash_collisions")
 
 
+def _as_map32(map16: bytes) -> bytes:
+    assert map16[0] == 0xDE
+    return b"\xdf" + int.from_bytes(map16[1:3], "big").to_bytes(4, "big") + map16[3:]
+
+
+_FLOOD = attack.flood_entries()
+
+
+def _ext32(code: int, payload: bytes) -> bytes:
+    return b"\xc9" + len(payload).to_bytes(4, "big") + bytes([code]) + payload
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _as_map32(attack.flood_map()),  # the same map behind a map32 header
+        attack.map16(20_001, attack.pack("first") + attack.pack("a string key") + _FLOOD),
+        # behind a lot of text (holding 0xde bytes), in a list
+        b"\x82" + attack.pack("text") + attack.pack("x\u07de" * 50_000) + attack.pack("rows") + b"\x91" + attack.flood_map(),
+        # inside a typed value's payload
+        _ext32(0, b"\x93" + attack.pack("collections") + attack.pack("OrderedDict") + attack.flood_map()),
+    ],
+    ids=["map32-header", "string-first-key", "after-text", "in-an-ext"],
+)
+def test_hash_floods_are_found_wherever_the_map_is(data):
+    refused(data, "max_hash_collisions")
+
+
 def test_honest_sets_and_tuple_keyed_maps_still_read():
     keyed = {(i, i * 7): str(i) for i in range(5000)}
     values = {
