@@ -30,13 +30,17 @@ import ormsgpack
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["FLOOD_KEYS", "SMALL_ROW", "check", "check_hash_collisions", "scan"]
+__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "check_hash_collisions", "may_hold_big_map", "scan"]
 
 #: Maps with fewer array keys than this cannot cost much even if every key
 #: collides (~0.1 s at worst), so rows that cannot hold that many are not walked.
 FLOOD_KEYS = 2000
 #: Rows shorter than this cannot hold FLOOD_KEYS map keys or typed values.
 SMALL_ROW = 3 * FLOOD_KEYS
+#: Typed map keys (UUIDs, tuples, big ints built by the ext hook) compare in
+#: Python, so their hashes are tracked in any row that may hold a map this big;
+#: a smaller map costs at most a few milliseconds even if every key collides.
+TRACKED_KEYS = 256
 
 
 def _classes() -> bytes:
@@ -124,8 +128,8 @@ def check(data: bytes, limits: Limits) -> None:
         if classes.count(b"C") + classes.count(b"A") > limits.max_containers:
             scan(data, limits)
             return
-        suspect_keys = _may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
-    elif size >= SMALL_ROW and _may_hold_big_map(data):
+        suspect_keys = may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
+    elif size >= SMALL_ROW and may_hold_big_map(data):
         # Fewer array headers than FLOOD_KEYS in the whole row: no map can have
         # that many array keys (one translate pass, cheaper than the pair count).
         suspect_keys = (
@@ -136,8 +140,8 @@ def check(data: bytes, limits: Limits) -> None:
         scan(data, limits)
 
 
-def _may_hold_big_map(data: bytes) -> bool:
-    """Whether ``data`` may hold a map of FLOOD_KEYS entries or more.
+def may_hold_big_map(data: bytes, entries: int = FLOOD_KEYS) -> bool:
+    """Whether ``data`` may hold a map of ``entries`` entries or more.
 
     Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
     that large; smaller maps cannot flood. The header bytes are found at memchr
@@ -149,7 +153,7 @@ def _may_hold_big_map(data: bytes) -> bool:
         seen = 0
         while pos >= 0:
             seen += 1
-            if seen > _MAX_HEADER_PROBES or int.from_bytes(data[pos + 1 : pos + 1 + width], "big") >= FLOOD_KEYS:
+            if seen > _MAX_HEADER_PROBES or int.from_bytes(data[pos + 1 : pos + 1 + width], "big") >= entries:
                 return True
             pos = data.find(head, pos + 1)
     return False

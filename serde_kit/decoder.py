@@ -76,7 +76,7 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local", "_validate",
+        "_tracked", "_local", "_validate", "_hot",
     )  # fmt: skip
 
     def __init__(
@@ -89,6 +89,7 @@ class Decoder:
         self._lenient = lenient
         self._limits = limits
         self._cache: dict[tuple, RebuildFn | _Blocked] = {}
+        self._hot: dict[tuple, RebuildFn] = {}  # allowed verdicts by envelope shape, for the hook
         self._warned: set[tuple[str, str]] = set()
         self._fixed: dict[tuple[int, str, str], RebuildFn] = {
             **stdlib.REBUILDERS,
@@ -135,12 +136,14 @@ class Decoder:
         small = size < _prescan.SMALL_ROW
         if not small or b"\xff" in data:
             _prescan.check(data, limits)
+        # Typed values are hash-tracked only where a map could hold enough of them as keys.
+        untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
         if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT:
-            return _stack.on_big_stack(self._decode, data, small)
-        return self._decode(data, small)
+            return _stack.on_big_stack(self._decode, data, untracked)
+        return self._decode(data, untracked)
 
-    def _decode(self, data: bytes, small: bool) -> Any:
-        if small:
+    def _decode(self, data: bytes, untracked: bool) -> Any:
+        if untracked:
             levels, local, outer = self._levels, None, None
         else:
             levels, local = self._tracked, self._local
@@ -200,34 +203,27 @@ class Decoder:
                 raise limits.refuse("max_ext_depth", "typed values nested in one another", depth)
 
             return too_deep
-        cache = self._cache
+        hot = self._hot
+        construct = self._construct
+        track_hash = self._track_hash if track else None
+        method_code, last_envelope_code, numpy_code = codes.METHOD_SINGLE_ARG, codes.PYDANTIC_V2, codes.NUMPY_ARRAY
 
         def hook(code: int, data: memoryview) -> Any:
-            if code == codes.NUMPY_ARRAY:
-                fast = _rebuild(lambda payload: numpy.loads_large(payload, 0, self._limits), data, "numpy", "ndarray")
-                if fast is not None:
-                    return fast
-            elif not 0 <= code <= codes.DELTA_SNAPSHOT:
-                raise UnknownTagError(f"unknown msgpack ext code {code}: not written by serde_kit or LangGraph")
-            try:
-                payload = level[depth].decode(data)
-            except msgspec.DecodeError as exc:
-                raise MalformedDataError(
-                    f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {shown(exc)}"
-                ) from None
-            if code > codes.PYDANTIC_V2:
-                if code == codes.NUMPY_ARRAY:
-                    return _rebuild(lambda p: numpy.rebuild_array(p, self._limits), payload, "numpy", "ndarray")
-                value = langgraph.rebuild_delta(payload)
-            else:
+            if 0 <= code <= last_envelope_code:
+                try:
+                    payload = level[depth].decode(data)
+                except msgspec.DecodeError as exc:
+                    raise MalformedDataError(
+                        f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {shown(exc)}"
+                    ) from None
                 value = _MISSING
-                # Hot path: an envelope whose (code, shape, module, name) was checked before.
+                # Hot path: an envelope whose (code, shape, module, name, method) was checked before.
                 if type(payload) is list and len(payload) >= 3:
                     module, name = payload[0], payload[1]
                     if type(module) is str and type(name) is str:
-                        method = payload[3] if code == codes.METHOD_SINGLE_ARG and len(payload) > 3 else None
-                        rebuild = cache.get((code, len(payload), module, name, method))
-                        if rebuild is not None and not isinstance(rebuild, _Blocked):
+                        method = payload[3] if code == method_code and len(payload) > 3 else None
+                        rebuild = hot.get((code, len(payload), module, name, method))
+                        if rebuild is not None:
                             try:
                                 value = rebuild(payload)
                             except SerdeError:
@@ -235,12 +231,28 @@ class Decoder:
                             except Exception:
                                 pass  # the slow path below gives the full error
                 if value is _MISSING:
-                    value = self._construct(code, payload)
-            if track and type(value).__hash__ is not None and type(value) not in _KEYED_HASH_TYPES:
-                self._track_hash(value)
+                    value = construct(code, payload)
+            elif code == numpy_code:
+                value = _rebuild(lambda payload: numpy.loads_large(payload, 0, self._limits), data, "numpy", "ndarray")
+                if value is None:
+                    value = self._decode_ext(level[depth], code, data)
+                    value = _rebuild(lambda p: numpy.rebuild_array(p, self._limits), value, "numpy", "ndarray")
+            elif code == codes.DELTA_SNAPSHOT:
+                value = langgraph.rebuild_delta(self._decode_ext(level[depth], code, data))
+            else:
+                raise UnknownTagError(f"unknown msgpack ext code {code}: not written by serde_kit or LangGraph")
+            if track_hash is not None and type(value).__hash__ is not None and type(value) not in _KEYED_HASH_TYPES:
+                track_hash(value)
             return value
 
         return hook
+
+    @staticmethod
+    def _decode_ext(decoder: msgspec.msgpack.Decoder, code: int, data: memoryview) -> Any:
+        try:
+            return decoder.decode(data)
+        except msgspec.DecodeError as exc:
+            raise MalformedDataError(f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {shown(exc)}") from None
 
     def rebuilder(self, code: int, module: str, name: str, method: str | None) -> RebuildFn | _Blocked:
         """How to build ``(module, name)`` from an ext ``code`` envelope, or the refusal.
@@ -362,7 +374,7 @@ class Decoder:
             if self._lenient:
                 return self.lenient_payload(rebuild, env)
             raise rebuild.error
-        self._cache[(code, len(env), module, name, method)] = rebuild  # for the hot path
+        self._hot[(code, len(env), module, name, method)] = rebuild  # for the hook's hot path
         try:
             return _rebuild(rebuild, env, module, name)
         except RebuildError as exc:

@@ -62,6 +62,9 @@ def check_partial_json(fields: Any, limits: Limits) -> None:
 # values validation would coerce or normalise) is validated as before.
 
 _StateCheck = Callable[[Any], bool]
+#: A field's check: the exact types its value may have, or a function of the value.
+_Check = tuple[type, ...] | _StateCheck
+_STR_OR_NONE: tuple[type, ...] = (str, type(None))
 _TOKEN_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
 _TOKEN_DETAILS = ("input_token_details", "output_token_details")
 
@@ -76,22 +79,6 @@ def _content(value: Any) -> bool:
     return type(value) is list and all(type(part) is str or type(part) is dict for part in value)
 
 
-def _is_dict(value: Any) -> bool:
-    return type(value) is dict
-
-
-def _is_str(value: Any) -> bool:
-    return type(value) is str
-
-
-def _is_any(value: Any) -> bool:
-    return True
-
-
-def _literal(expected: str) -> _StateCheck:
-    return lambda value: type(value) is str and value == expected
-
-
 def _exact_keys(item: Any, keys: tuple[str, ...]) -> bool:
     return type(item) is dict and tuple(item) == keys
 
@@ -101,6 +88,13 @@ def _declared_first(value: dict, declared: tuple[str, ...]) -> bool:
     keys = tuple(value)
     known = tuple(key for key in keys if key in declared)
     return keys[: len(known)] == known and known == tuple(key for key in declared if key in value)
+
+
+def _subsets(keys: tuple[str, ...]) -> list[set[str]]:
+    found: list[set[str]] = [set()]
+    for key in keys:
+        found += [chosen | {key} for chosen in found]
+    return found
 
 
 def _typed_dict_keys(module: str, name: str) -> tuple[str, ...]:
@@ -147,10 +141,20 @@ def _ai_checks() -> dict[str, _StateCheck] | None:
             for call in value
         )
 
+    # The key orders validation leaves when no extra key is stored.
+    usage_orders = frozenset(
+        _TOKEN_COUNTS + tuple(key for key in usage_keys[3:] if key in chosen) for chosen in _subsets(usage_keys[3:])
+    )
+
+    detail_orders = {
+        declared: frozenset(tuple(key for key in declared if key in chosen) for chosen in _subsets(declared))
+        for declared in (input_keys, output_keys)
+    }
+
     def int_details(value: Any, declared: tuple[str, ...]) -> bool:
         return (
             type(value) is dict
-            and _declared_first(value, declared)
+            and (tuple(value) in detail_orders[declared] or _declared_first(value, declared))
             and all(type(value[key]) is int for key in declared if key in value)
         )
 
@@ -159,8 +163,10 @@ def _ai_checks() -> dict[str, _StateCheck] | None:
             return True
         return (
             type(value) is dict
-            and all(type(value.get(key)) is int for key in _TOKEN_COUNTS)
-            and _declared_first(value, usage_keys)
+            and type(value.get("input_tokens")) is int
+            and type(value.get("output_tokens")) is int
+            and type(value.get("total_tokens")) is int
+            and (tuple(value) in usage_orders or _declared_first(value, usage_keys))
             and ("input_token_details" not in value or int_details(value["input_token_details"], input_keys))
             and ("output_token_details" not in value or int_details(value["output_token_details"], output_keys))
         )
@@ -172,26 +178,23 @@ def _tool_status(value: Any) -> bool:
     return type(value) is str and value in ("success", "error")
 
 
-_BASE: dict[str, _StateCheck] = {
+_BASE: dict[str, _Check] = {
     "content": _content,
-    "additional_kwargs": _is_dict,
-    "response_metadata": _is_dict,
-    "name": _str_or_none,
-    "id": _str_or_none,
+    "additional_kwargs": (dict,),
+    "response_metadata": (dict,),
+    "name": _STR_OR_NONE,
+    "id": _STR_OR_NONE,
 }
+_ANY: tuple[type, ...] = ()  # no check
 #: (module, class) -> the checks of the fields that class adds or narrows.
-_CURATED: dict[tuple[str, str], dict[str, _StateCheck]] = {
+_CURATED: dict[tuple[str, str], dict[str, _Check]] = {
     ("langchain_core.messages.human", "HumanMessage"): {},
     ("langchain_core.messages.system", "SystemMessage"): {},
-    ("langchain_core.messages.chat", "ChatMessage"): {"role": _is_str},
-    ("langchain_core.messages.function", "FunctionMessage"): {"name": _is_str},
-    ("langchain_core.messages.tool", "ToolMessage"): {
-        "tool_call_id": _is_str,
-        "artifact": _is_any,
-        "status": _tool_status,
-    },
+    ("langchain_core.messages.chat", "ChatMessage"): {"role": (str,)},
+    ("langchain_core.messages.function", "FunctionMessage"): {"name": (str,)},
+    ("langchain_core.messages.tool", "ToolMessage"): {"tool_call_id": (str,), "artifact": _ANY, "status": _tool_status},
 }
-_DOCUMENT: dict[str, _StateCheck] = {"id": _str_or_none, "metadata": _is_dict, "page_content": _is_str}
+_DOCUMENT: dict[str, _Check] = {"id": _STR_OR_NONE, "metadata": (dict,), "page_content": (str,)}
 
 
 def fast_builder(cls: Any) -> Callable[[dict], Any] | None:
@@ -203,7 +206,7 @@ def fast_builder(cls: Any) -> Callable[[dict], Any] | None:
         added = _ai_checks()
         if added is None:
             return None
-        checks = {**_BASE, **added}
+        checks: dict[str, _Check] = {**_BASE, **added}
     elif key in _CURATED:
         checks = {**_BASE, **_CURATED[key]}
     elif key == ("langchain_core.documents.base", "Document"):
@@ -217,7 +220,8 @@ def fast_builder(cls: Any) -> Callable[[dict], Any] | None:
     type_field = fields.get("type")
     if type_field is None or type(type_field.default) is not str:
         return None
-    checks["type"] = _literal(type_field.default)
+    expected_type = type_field.default
+    checks["type"] = _ANY  # checked in build()
     names = tuple(fields)
     if (
         set(checks) != set(names)
@@ -225,16 +229,19 @@ def fast_builder(cls: Any) -> Callable[[dict], Any] | None:
         or cls.__private_attributes__
     ):
         return None  # a langchain-core release whose shape this table does not describe
-    ordered = tuple(checks[name] for name in names)
-    pairs = tuple(zip(names, ordered))
+    typed = tuple((name, check) for name, check in checks.items() if isinstance(check, tuple) and check)
+    special = tuple((name, check) for name, check in checks.items() if not isinstance(check, tuple))
     allows_extra = (cls.model_config or {}).get("extra") == "allow"
     new = cls.__new__
     set_state = object.__setattr__
 
     def build(stored: dict) -> Any:
-        if tuple(stored) != names:
+        if tuple(stored) != names or stored["type"] != expected_type or type(stored["type"]) is not str:
             return None
-        for name, check in pairs:
+        for name, types in typed:
+            if type(stored[name]) not in types:
+                return None
+        for name, check in special:
             if not check(stored[name]):
                 return None
         if ai and not (stored["tool_calls"] or stored["invalid_tool_calls"]) and "tool_calls" in stored["additional_kwargs"]:

@@ -533,6 +533,22 @@ _DIGITS_PER_HEX_DIGIT = 1.2042  # log10(16)
 _DIGITS_PER_BIT = 0.30103  # log10(2)
 
 
+_new_uuid = object.__new__
+_set_attribute = object.__setattr__
+_UUID_UNKNOWN = uuid.SafeUUID.unknown
+
+
+def _uuid_from_hex(text: str) -> uuid.UUID:
+    """``uuid.UUID(hex=text)``, without its Python-level parsing for the 32 plain hex
+    digits every writer stores (``UUID.hex``); any other form goes through UUID()."""
+    if len(text) == 32 and text.isascii() and text.isalnum():
+        value = _new_uuid(uuid.UUID)
+        _set_attribute(value, "int", int(text, 16))  # ValueError for a letter beyond f, as UUID() raises
+        _set_attribute(value, "is_safe", _UUID_UNKNOWN)
+        return value
+    return uuid.UUID(hex=text)
+
+
 def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
     """The rebuilders that need ``limits``, keyed like :data:`REBUILDERS`."""
     from .._prescan import check_hash_collisions
@@ -600,7 +616,7 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(items(env[2], "set items")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(items(env[2], "frozenset items")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict"): lambda env: dict(pairs(env[2])),
-        (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: uuid.UUID(hex=text(env[2], "UUID hex")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: _uuid_from_hex(text(env[2], "UUID hex")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo"): zone,
     }  # fmt: skip
     for cls in _IP_TYPES:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import sys
 
+import ormsgpack
 import pytest
 
 import sample_types as t
@@ -95,3 +97,128 @@ def test_stock_rows_of_enums_with_tuple_values_rebuild():
 
     stock_row = JsonPlusSerializer().dumps_typed(t.Color.PAIR)
     assert Serializer(allow=[t.Color]).loads_typed(stock_row) is t.Color.PAIR
+
+
+# --- builders that skip the generated __init__ --------------------------------
+
+
+@dataclasses.dataclass
+class _PlainRow:
+    name: str
+    tags: tuple = ()
+    extra: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrozenRow:
+    x: int
+    y: int = 0
+
+
+@dataclasses.dataclass
+class _Checked:
+    x: int
+
+    def __post_init__(self) -> None:
+        if self.x < 0:
+            raise ValueError("x must not be negative")
+        self.x = self.x * 10
+
+
+@dataclasses.dataclass(slots=True)
+class _Slotted:
+    x: int
+
+
+class _Positive:
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = "_" + name
+
+    def __get__(self, obj: object, owner: type) -> object:
+        return self if obj is None else getattr(obj, self.name)
+
+    def __set__(self, obj: object, value: int) -> None:
+        if value < 0:
+            raise ValueError("negative")
+        object.__setattr__(obj, self.name, value)
+
+
+@dataclasses.dataclass
+class _Described:
+    x: _Positive = _Positive()
+
+
+@dataclasses.dataclass
+class _Watched:
+    x: int
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, ("set", value))
+
+
+@dataclasses.dataclass
+class _WithInitVar:
+    x: int
+    scale: dataclasses.InitVar[int] = 1
+
+    def __post_init__(self, scale: int) -> None:
+        self.x *= scale
+
+
+_DATACLASSES = [_PlainRow, _FrozenRow, _Checked, _Slotted, _Described, _Watched, _WithInitVar]
+
+
+def test_only_dataclasses_whose_init_just_stores_fields_skip_it():
+    from serde_kit.ext import user
+
+    assert user._plain_init_fields(_PlainRow) == ("name", "tags", "extra")
+    assert user._plain_init_fields(_FrozenRow) == ("x", "y")
+    assert user._plain_init_fields(t.Frozen) is None  # an init=False field
+    for cls in (_Checked, _Slotted, _Described, _Watched, _WithInitVar):
+        assert user._plain_init_fields(cls) is None, cls
+
+
+@pytest.mark.parametrize(
+    "value",
+    [_PlainRow("a", (1, 2), {"k": {3}}), _FrozenRow(1, 2), _Checked(2), _Slotted(3), _Described(4), _Watched(5), _WithInitVar(6, 2)],
+    ids=lambda v: type(v).__name__,
+)
+def test_dataclasses_rebuild_as_their_constructor_builds_them(value):
+    serde = Serializer(allow=_DATACLASSES)
+    back = serde.loads_typed(serde.dumps_typed(value))
+    # What the constructor builds from the stored fields (__post_init__ and
+    # __setattr__ run again on read, as they always have).
+    cls = type(value)
+    expected = cls(**{field.name: getattr(value, field.name) for field in dataclasses.fields(cls)})
+    assert type(back) is cls
+    assert repr(back) == repr(expected)
+    if hasattr(expected, "__dict__"):
+        assert list(vars(back).items()) == list(vars(expected).items())
+
+
+def test_post_init_checks_still_run_on_read():
+    serde = Serializer(allow=_DATACLASSES)
+    stored = ormsgpack.packb(ormsgpack.Ext(2, ormsgpack.packb([_Checked.__module__, "_Checked", {"x": -1}])))
+    with pytest.raises(RebuildError, match="x must not be negative"):
+        serde.loads_typed(("msgpack", stored))
+
+
+def test_enum_members_by_value_aliases_and_missing():
+    class Shade(enum.Enum):
+        DARK = "d"
+        BLACK = "d"  # an alias
+        LIGHT = 1
+
+        @classmethod
+        def _missing_(cls, value: object) -> Shade | None:
+            return cls.LIGHT if value == "l" else None
+
+    from serde_kit.ext import user
+
+    rebuild = user.rebuilder(0, Shade)
+    assert rebuild(["m", "Shade", "d"]) is Shade.DARK
+    assert rebuild(["m", "Shade", 1]) is Shade.LIGHT
+    assert rebuild(["m", "Shade", "l"]) is Shade.LIGHT  # through _missing_
+    assert rebuild(["m", "Shade", True]) is Shade.LIGHT  # True == 1: Enum's own lookup, not the shortcut
+    with pytest.raises(ValueError):
+        rebuild(["m", "Shade", "x"])
