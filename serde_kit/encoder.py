@@ -64,7 +64,7 @@ class Encoder:
             # that does (or a non-str key) ends this attempt early.
             return ormsgpack.packb(obj, option=OPTIONS)
         except TypeError as exc:
-            keys_first = _KEY_ERROR in str(exc)
+            keys_first = _KEY_ERROR in str(exc) or _has_other_keys(obj)
         call = _EncodeCall(self._table, self._resolve)
         try:
             if keys_first:  # skip straight to the key-preserving form
@@ -221,6 +221,23 @@ class _EncodeCall:
         )
 
 
+def _placeholder(obj: Any) -> None:
+    return None
+
+
+def _has_other_keys(obj: Any) -> bool:
+    """Whether a dict in ``obj`` (typed values aside) has a key that is not a str.
+
+    One pass at C speed that stands every typed value in with None: finding such a
+    key only once the typed values before it were encoded would encode them twice.
+    """
+    try:
+        ormsgpack.packb(obj, default=_placeholder, option=OPTIONS)
+    except TypeError as exc:
+        return _KEY_ERROR in str(exc)
+    return False
+
+
 def _builtin_value(cls: type) -> EncodeFn | None:
     """Writer for a subclass of a builtin that no family claims (langchain-core's
     ``TextAccessor`` is a ``str``; ``defaultdict`` is a ``dict``): stored as the
@@ -263,7 +280,7 @@ def _describe_engine_error(exc: BaseException) -> str:
 def _native_key(key: Any) -> bool:
     """Keys ormsgpack writes and reads back unchanged (tuples come back as tuples)."""
     cls = type(key)
-    if cls is str or cls is float or cls is bool or key is None or cls is bytes:
+    if cls is str or cls is int and _I64_MIN <= key <= _U64_MAX or cls is float or cls is bool or key is None or cls is bytes:
         return True
     if cls is int:
         return _I64_MIN <= key <= _U64_MAX
@@ -277,9 +294,15 @@ def _with_faithful_keys(value: Any, call: _EncodeCall) -> Any:
     would change (datetime, UUID, enum, big int ...) becomes an ext of its items."""
     cls = type(value)
     if cls is list:
-        return [_with_faithful_keys(item, call) for item in value]
+        for item in value:
+            if type(item) is list or type(item) is dict:
+                return [_with_faithful_keys(item, call) for item in value]
+        return value  # nothing below to rewrite
     if cls is not dict:
         return value  # other objects reach ``default`` and pack their own payloads
     if all(_native_key(key) for key in value):
-        return {key: _with_faithful_keys(item, call) for key, item in value.items()}
+        for item in value.values():
+            if type(item) is list or type(item) is dict:
+                return {key: _with_faithful_keys(item, call) for key, item in value.items()}
+        return value
     return stdlib.dict_items_ext(value, call)

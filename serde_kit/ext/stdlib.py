@@ -39,7 +39,12 @@ REBUILDERS: dict[tuple[int, str, str], RebuildFn] = {}
 
 
 def _ext(call: Any, code: int, *envelope: Any) -> Ext:
-    return Ext(code, call.pack(list(envelope)))
+    payload = list(envelope)
+    try:
+        # Plain payloads (text, numbers: most standard types) need no nested encoder.
+        return Ext(code, ormsgpack.packb(payload, option=codes.PACK_OPTIONS))
+    except TypeError:
+        return Ext(code, call.pack(payload))
 
 
 # --- containers and numbers -------------------------------------------------
@@ -50,10 +55,9 @@ _TUPLE_HEAD = ormsgpack.packb(["builtins", "tuple", None])[:-1]  # envelope up t
 
 def _tuple(obj: tuple, call: Any) -> Ext:
     try:
-        # Tuples of plain values (the common case) need no nested encoder.
         return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _TUPLE_HEAD + ormsgpack.packb(list(obj), option=codes.PACK_OPTIONS))
     except TypeError:
-        return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple", list(obj))
+        return Ext(codes.CONSTRUCTOR_SINGLE_ARG, call.pack(["builtins", "tuple", list(obj)]))
 
 
 def _set(obj: set | frozenset, call: Any) -> Ext:
