@@ -58,7 +58,9 @@ def _free_port() -> int:
 class MysqlServer:
     """One private MariaDB server; ``start()``, ``new_database()``, ``stop()``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, server_args: tuple[str, ...] = ()) -> None:
+        #: extra ``mariadbd`` options, after the defaults (so they win): e.g. a bigger buffer pool for benchmarks
+        self.server_args = tuple(server_args)
         self.root: Path | None = None
         self.port: int | None = None
         self._proc: subprocess.Popen | None = None
@@ -141,6 +143,7 @@ class MysqlServer:
                         "--sync-binlog=0",
                         "--max-connections=200",
                         "--innodb-lock-wait-timeout=50",
+                        *self.server_args,
                     ),
                     cwd=self.root,
                     stdout=subprocess.DEVNULL,

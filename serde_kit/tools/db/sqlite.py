@@ -139,6 +139,13 @@ class SqliteDatabase(Database):
         except sqlite3.Error as e:
             raise self._translate(e) from None
 
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """Run one DML statement for each parameter row; the total number of rows it changed."""
+        try:
+            return int(self.conn.executemany(sql, rows).rowcount)
+        except sqlite3.Error as e:
+            raise self._translate(e) from None
+
     def _translate(self, e: sqlite3.Error) -> StoreError:
         text = str(e)
         where = str(self.path)
@@ -232,29 +239,25 @@ class SqliteDatabase(Database):
         self.conn.close()
 
 
-#: Rows per compare-and-swap statement (5 bound values each; SQLite allows 32766).
-_CAS_ROWS = 500
-
-
 class _SqliteBatch(SqlBatch):
+    db: SqliteDatabase
+
     def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
-        t, q = self.table, self.db.quote
-        if not items or t.locator != ("rowid",):
-            return super().compare_and_swap_many(items)
-        # One UPDATE ... FROM (VALUES ...) RETURNING per chunk instead of a statement per row.
+        if not items:
+            return []
+        # One prepared single-row UPDATE run for every row (executemany: SQLite
+        # compiles it once, no Python per row beyond its parameters).  Each
+        # statement matches at most one row (rowid or primary key), so when the
+        # total change count is the number of rows, every row applied.  If not,
+        # some row changed since it was read: undo the chunk and go row by row,
+        # which tells exactly which ones lost.
         self._begin()
-        name, tag, blob = q(t.name), q(t.tag_column), q(t.blob_column)
-        done: set[Any] = set()
-        for start in range(0, len(items), _CAS_ROWS):
-            chunk = items[start : start + _CAS_ROWS]
-            values = ", ".join(["(?, ?, ?, ?, ?)"] * len(chunk))
-            sql = (
-                f"UPDATE {name} SET {tag} = v.column4, {blob} = v.column5 FROM (VALUES {values}) AS v "
-                f"WHERE {name}.rowid = v.column1 AND {name}.{tag} IS v.column2 AND {name}.{blob} = v.column3 "
-                f"RETURNING {name}.rowid"
-            )
-            params: list[Any] = []
-            for row, new_tag, new_blob in chunk:
-                params += [row.where[0], row.tag, row.blob, new_tag, new_blob]
-            done.update(r[0] for r in self.db._execute(sql, params).fetchall())
-        return [row.where[0] in done for row, _, _ in items]
+        db = self.db
+        params = [(tag, blob, *row.where, row.tag, row.blob) for row, tag, blob in items]
+        db._execute("SAVEPOINT serde_kit_cas")
+        if db._executemany(self._update_sql, params) == len(items):
+            db._execute("RELEASE SAVEPOINT serde_kit_cas")
+            return [True] * len(items)
+        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
+        db._execute("RELEASE SAVEPOINT serde_kit_cas")
+        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]
