@@ -134,6 +134,9 @@ class MysqlServer:
                         "--bind-address=127.0.0.1",
                         f"--pid-file={self.root / 'mysqld.pid'}",
                         f"--log-error={self.log_file}",
+                        # Its own temporary directory: a shared /tmp gets cleaned under a
+                        # running server ("Error on delete of '/tmp/#sql-update-...MAI'").
+                        f"--tmpdir={self.root}",
                         "--skip-name-resolve",
                         "--skip-log-bin",
                         "--innodb-buffer-pool-size=64M",
