@@ -70,6 +70,30 @@ class _Result:
         return iter(self._rows)
 
 
+class _SqliteBatch(SqlBatch):
+    db: SqliteDatabase
+
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        if not items:
+            return []
+        # One prepared single-row UPDATE run for every row (executemany: SQLite
+        # compiles it once, no Python per row beyond its parameters).  Each
+        # statement matches at most one row (rowid or primary key), so when the
+        # total change count is the number of rows, every row applied.  If not,
+        # some row changed since it was read: undo the chunk and go row by row,
+        # which tells exactly which ones lost.
+        self._begin()
+        db = self.db
+        params = [(tag, blob, *row.where, row.tag, row.blob) for row, tag, blob in items]
+        db._execute("SAVEPOINT serde_kit_cas")
+        if db._executemany(self._update_sql, params) == len(items):
+            db._execute("RELEASE SAVEPOINT serde_kit_cas")
+            return [True] * len(items)
+        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
+        db._execute("RELEASE SAVEPOINT serde_kit_cas")
+        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]
+
+
 class SqliteDatabase(Database):
     """A SqliteSaver database file."""
 
@@ -78,6 +102,7 @@ class SqliteDatabase(Database):
     row_locks = False
     begin_sql = "BEGIN IMMEDIATE"
     layout = LAYOUT
+    batch_class = _SqliteBatch
 
     def __init__(self, path: str | os.PathLike[str], *, readonly: bool = True, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.path = Path(path)
@@ -213,21 +238,6 @@ class SqliteDatabase(Database):
         # Not a probe SELECT: SQLite reads a double-quoted unknown name as a string.
         return any(r[1] == column for r in self._execute(f"PRAGMA table_info({self.quote(table)})"))
 
-    def batch(
-        self,
-        table: Table,
-        *,
-        after: tuple[Any, ...] | None,
-        limit: int,
-        exclude_header: bytes | None = None,
-        skip_locked: bool = True,
-        until: tuple[Any, ...] | None = None,
-    ) -> SqlBatch:
-        self.check_writable()
-        return _SqliteBatch(
-            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
-        )
-
     def rollback_quietly(self) -> None:
         if self.conn.in_transaction:
             try:
@@ -237,27 +247,3 @@ class SqliteDatabase(Database):
 
     def close(self) -> None:
         self.conn.close()
-
-
-class _SqliteBatch(SqlBatch):
-    db: SqliteDatabase
-
-    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
-        if not items:
-            return []
-        # One prepared single-row UPDATE run for every row (executemany: SQLite
-        # compiles it once, no Python per row beyond its parameters).  Each
-        # statement matches at most one row (rowid or primary key), so when the
-        # total change count is the number of rows, every row applied.  If not,
-        # some row changed since it was read: undo the chunk and go row by row,
-        # which tells exactly which ones lost.
-        self._begin()
-        db = self.db
-        params = [(tag, blob, *row.where, row.tag, row.blob) for row, tag, blob in items]
-        db._execute("SAVEPOINT serde_kit_cas")
-        if db._executemany(self._update_sql, params) == len(items):
-            db._execute("RELEASE SAVEPOINT serde_kit_cas")
-            return [True] * len(items)
-        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
-        db._execute("RELEASE SAVEPOINT serde_kit_cas")
-        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]
