@@ -88,23 +88,58 @@ def fill_mysql(dsn: str, rows: int) -> str:
     return dsn
 
 
-def _worker(args: tuple[str, str]) -> tuple[int, float]:
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid``, its reaped children and its live children (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def stat(p: str) -> list[str]:
+        with open(f"/proc/{p}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+
+    fields = stat(str(pid))
+    total = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                f = stat(p)
+            except OSError:
+                continue
+            if int(f[1]) == pid:  # ppid
+                total += int(f[11]) + int(f[12])
+    return total / tick
+
+
+def server_cpu(server: object) -> float:
+    """CPU seconds the bench's database server has used so far (0 for SQLite)."""
+    root = getattr(server, "root", None)
+    if root is None:
+        return 0.0
+    for pidfile in (Path(root) / "data" / "postmaster.pid", Path(root) / "mysqld.pid"):
+        if pidfile.exists():
+            return _tree_cpu(int(pidfile.read_text().split()[0]))
+    return 0.0
+
+
+def _worker(args: tuple[str, str]) -> tuple[int, float, float]:
     kind, location = args
     with open_database(**{kind: location}, readonly=False) as db:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         report = rotate(db, keyring=NEW, apply=True, verify_after=False, batch_size=2000)
-        return report.total_changed, time.perf_counter() - t0
+        return report.total_changed, time.perf_counter() - t0, time.process_time() - c0
 
 
-def measure(kind: str, location: str, rows: int, workers: int) -> dict[str, float]:
+def measure(kind: str, location: str, rows: int, workers: int, server: object = None) -> dict[str, float]:
+    s0 = server_cpu(server)
     if workers == 1:
-        changed, seconds = _worker((kind, location))
+        changed, seconds, cpu = _worker((kind, location))
     else:
         with multiprocessing.get_context("spawn").Pool(workers) as pool:
             t0 = time.perf_counter()
             results = pool.map(_worker, [(kind, location)] * workers)
             seconds = time.perf_counter() - t0
-        changed = sum(n for n, _ in results)
+        changed = sum(n for n, _, _ in results)
+        cpu = sum(c for _, _, c in results)
+    server_seconds = server_cpu(server) - s0
     assert changed == rows, (changed, rows)
     with open_database(**{kind: location}) as db:
         t0 = time.perf_counter()
@@ -113,6 +148,9 @@ def measure(kind: str, location: str, rows: int, workers: int) -> dict[str, floa
     assert checked.ok and checked.decrypted == rows
     return {
         "rotate_rows_s": rows / seconds,
+        # Load-independent(ish): rows per CPU-second of the tool and of the server.
+        "rotate_rows_cpu_s": rows / max(cpu, 1e-9),
+        "server_rows_cpu_s": rows / server_seconds if server_seconds > 0 else float("nan"),
         "verify_rows_s": rows / verify_seconds,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -124,7 +162,10 @@ def main() -> None:
     parser.add_argument("--dialects", default="sqlite,postgres,mysql")
     parser.add_argument("--workers", default="1")
     args = parser.parse_args()
-    print(f"{'dialect':10} {'workers':>7} {'rows':>9} {'rotate rows/s':>14} {'verify rows/s':>14} {'peak RSS MiB':>13}")
+    print(
+        f"{'dialect':10} {'workers':>7} {'rows':>9} {'rotate rows/s':>14} {'verify rows/s':>14} {'peak RSS MiB':>13} "
+        f"{'rows/tool CPU s':>16} {'rows/server CPU s':>18}  load"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.dialects.split(","):
             server = None
@@ -146,10 +187,11 @@ def main() -> None:
                         location = fill_postgres(server.new_database("bench"), args.rows)
                     else:
                         location = fill_mysql(server.new_database("bench"), args.rows)
-                    m = measure(kind, location, args.rows, workers)
+                    m = measure(kind, location, args.rows, workers, server)
                     print(
                         f"{kind:10} {workers:>7} {args.rows:>9} {m['rotate_rows_s']:>14,.0f} "
-                        f"{m['verify_rows_s']:>14,.0f} {m['peak_rss_mib']:>13.0f}",
+                        f"{m['verify_rows_s']:>14,.0f} {m['peak_rss_mib']:>13.0f} "
+                        f"{m['rotate_rows_cpu_s']:>16,.0f} {m['server_rows_cpu_s']:>18,.0f}  {os.getloadavg()[0]:.1f}",
                         flush=True,
                     )
             finally:

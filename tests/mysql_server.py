@@ -14,15 +14,12 @@ or the directory in ``$MARIADB_BIN``.  Also runnable by hand:
 
 from __future__ import annotations
 
-import itertools
 import os
-import shutil
-import socket
 import subprocess
-import tempfile
 import time
-import uuid
 from pathlib import Path
+
+from _private_server import PrivateServer, free_port
 
 __all__ = ["MysqlServer", "MysqlStartError", "find_mariadb_bin"]
 
@@ -49,58 +46,32 @@ def find_mariadb_bin() -> tuple[Path, Path]:
     return install, server
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class MysqlServer:
+class MysqlServer(PrivateServer):
     """One private MariaDB server; ``start()``, ``new_database()``, ``stop()``."""
 
-    def __init__(self) -> None:
-        self.root: Path | None = None
-        self.port: int | None = None
-        self._proc: subprocess.Popen | None = None
-        self._as_mysql = os.geteuid() == 0
-        self._counter = itertools.count(1)
+    system_user = "mysql"
+    prefix = "serde-kit-mysql-"
 
-    @property
-    def data_dir(self) -> Path:
-        assert self.root is not None
-        return self.root / "data"
+    def __init__(self, *, server_args: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        #: extra ``mariadbd`` options, after the defaults (so they win): e.g. a bigger buffer pool for benchmarks
+        self.server_args = tuple(server_args)
+        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def socket_path(self) -> Path:
         assert self.root is not None
         return self.root / "mysqld.sock"
 
-    @property
-    def log_file(self) -> Path:
-        assert self.root is not None
-        return self.root / "server.log"
-
     def dsn_for(self, database: str, *, user: str = "root", password: str | None = None) -> str:
         """``mysql://`` DSN of ``database`` over TCP."""
         auth = user if password is None else f"{user}:{password}"
         return f"mysql://{auth}@127.0.0.1:{self.port}/{database}"
 
-    def _cmd(self, *cmd: str) -> list[str]:
-        return ["runuser", "-u", "mysql", "--", *cmd] if self._as_mysql else list(cmd)
-
-    def _log_tail(self, limit: int = 6000) -> str:
-        try:
-            return self.log_file.read_text(errors="replace")[-limit:]
-        except OSError as e:
-            return f"(no server log: {e})"
-
     def start(self) -> MysqlServer:
         """Install a data directory and start ``mariadbd``; MysqlStartError with the logs on failure."""
         install, server = find_mariadb_bin()
-        self.root = Path(tempfile.mkdtemp(prefix="serde-kit-mysql-"))
-        if self._as_mysql:
-            os.chmod(self.root, 0o755)
-            shutil.chown(self.root, "mysql", "mysql")
+        self._make_root(0o755)
         try:
             done = subprocess.run(
                 self._cmd(
@@ -121,7 +92,7 @@ class MysqlServer:
                 raise MysqlStartError(f"mariadb-install-db failed (exit {done.returncode}):\n{done.stdout}")
             last = ""
             for _attempt in range(5):
-                self.port = _free_port()
+                self.port = free_port()
                 self._proc = subprocess.Popen(
                     self._cmd(
                         str(server),
@@ -132,6 +103,9 @@ class MysqlServer:
                         "--bind-address=127.0.0.1",
                         f"--pid-file={self.root / 'mysqld.pid'}",
                         f"--log-error={self.log_file}",
+                        # Its own temporary directory: a shared /tmp gets cleaned under a
+                        # running server ("Error on delete of '/tmp/#sql-update-...MAI'").
+                        f"--tmpdir={self.root}",
                         "--skip-name-resolve",
                         "--skip-log-bin",
                         "--innodb-buffer-pool-size=64M",
@@ -141,6 +115,7 @@ class MysqlServer:
                         "--sync-binlog=0",
                         "--max-connections=200",
                         "--innodb-lock-wait-timeout=50",
+                        *self.server_args,
                     ),
                     cwd=self.root,
                     stdout=subprocess.DEVNULL,
@@ -189,17 +164,6 @@ class MysqlServer:
         finally:
             self._cleanup_dir()
 
-    def _cleanup_dir(self) -> None:
-        if self.root is not None:
-            shutil.rmtree(self.root, ignore_errors=True)
-            self.root = None
-
-    def __enter__(self) -> MysqlServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def connect(self, database: str | None = None, **kwargs: object):
         """A pymysql connection as root (autocommit)."""
         import pymysql
@@ -210,8 +174,7 @@ class MysqlServer:
 
     def new_database(self, name_prefix: str = "test", *, template: str | None = None) -> str:
         """CREATE DATABASE with a unique name (copying ``template``'s tables and rows if given); its DSN."""
-        safe = "".join(c if c.isalnum() else "_" for c in name_prefix.lower())[:30] or "db"
-        name = f"{safe}_{next(self._counter)}_{uuid.uuid4().hex[:8]}"
+        name = self._unique_name(name_prefix)
         with self.connect() as conn, conn.cursor() as cur:
             cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
             if template is not None:

@@ -16,14 +16,12 @@ its DSN and stops it on Enter.
 from __future__ import annotations
 
 import glob
-import itertools
 import os
 import shutil
-import socket
 import subprocess
-import tempfile
-import uuid
 from pathlib import Path
+
+from _private_server import PrivateServer, free_port
 
 __all__ = ["PostgresServer", "PostgresStartError", "find_pg_bin"]
 
@@ -60,38 +58,22 @@ def find_pg_bin() -> Path:
     )
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class PostgresServer:
+class PostgresServer(PrivateServer):
     """One private PostgreSQL cluster; ``start()``, use ``dsn``, ``stop()``."""
 
+    system_user = "postgres"
+    prefix = "serde-kit-pg-"
+
     def __init__(self, *, pg_bin: Path | None = None) -> None:
+        super().__init__()
         self.pg_bin = pg_bin
-        self.port: int | None = None
-        self.root: Path | None = None
-        self._as_postgres = os.geteuid() == 0
-        self._counter = itertools.count(1)
         self._started = False
 
     # -- paths --------------------------------------------------------------
     @property
-    def data_dir(self) -> Path:
-        assert self.root is not None
-        return self.root / "data"
-
-    @property
     def socket_dir(self) -> Path:
         assert self.root is not None
         return self.root / "sock"
-
-    @property
-    def log_file(self) -> Path:
-        assert self.root is not None
-        return self.root / "server.log"
 
     @property
     def dsn(self) -> str:
@@ -105,9 +87,7 @@ class PostgresServer:
     # -- running binaries ---------------------------------------------------
     def _run(self, tool: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         assert self.pg_bin is not None and self.root is not None
-        cmd = [str(self.pg_bin / tool), *args]
-        if self._as_postgres:
-            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        cmd = self._cmd(str(self.pg_bin / tool), *args)
         env = dict(os.environ)
         env.pop("PGDATA", None)
         env.update(LC_ALL="C", LANG="C")
@@ -123,23 +103,15 @@ class PostgresServer:
             check=False,
         )
 
-    def _log_tail(self, limit: int = 8000) -> str:
-        try:
-            return self.log_file.read_text(errors="replace")[-limit:]
-        except OSError as e:
-            return f"(no server log: {e})"
-
     # -- lifecycle ----------------------------------------------------------
     def start(self) -> "PostgresServer":
         """initdb + pg_ctl start; raises PostgresStartError with the logs on failure."""
         if self.pg_bin is None:
             self.pg_bin = find_pg_bin()
-        self.root = Path(tempfile.mkdtemp(prefix="serde-kit-pg-"))
+        self._make_root(0o700)
         self.socket_dir.mkdir()
-        if self._as_postgres:
-            os.chmod(self.root, 0o700)
-            shutil.chown(self.root, "postgres", "postgres")
-            shutil.chown(self.socket_dir, "postgres", "postgres")
+        if self._as_user:
+            shutil.chown(self.socket_dir, self.system_user, self.system_user)
         try:
             init = self._run(
                 "initdb",
@@ -158,7 +130,7 @@ class PostgresServer:
             for _attempt in range(5):
                 # The port is free when picked but may be taken before the server
                 # binds it; retry with another one.
-                self.port = _free_port()
+                self.port = free_port()
                 options = " ".join(
                     [
                         f"-p {self.port}",
@@ -190,6 +162,18 @@ class PostgresServer:
             self._cleanup_dir()
             raise
 
+    def restart(self) -> None:
+        """``pg_ctl restart`` (fast) as the server's user, same options; returns once it accepts connections.
+
+        Every open session is ended, as when an operator restarts a production server.
+        """
+        ctl = self._run(
+            "pg_ctl", "-D", str(self.data_dir), "-l", str(self.log_file), "-m", "fast", "-w", "-t", "60", "restart",
+            timeout=120,
+        )
+        if ctl.returncode != 0:
+            raise PostgresStartError(f"pg_ctl restart failed (exit {ctl.returncode}):\n{ctl.stdout}\n{self._log_tail()}")
+
     def stop(self) -> None:
         """Stop the server (fast shutdown) and delete its directory."""
         try:
@@ -198,17 +182,6 @@ class PostgresServer:
                 self._started = False
         finally:
             self._cleanup_dir()
-
-    def _cleanup_dir(self) -> None:
-        if self.root is not None:
-            shutil.rmtree(self.root, ignore_errors=True)
-            self.root = None
-
-    def __enter__(self) -> "PostgresServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- databases ----------------------------------------------------------
     def new_database(self, name_prefix: str = "test", *, template: str | None = None) -> str:
@@ -219,8 +192,7 @@ class PostgresServer:
         """
         import psycopg
 
-        safe = "".join(c if c.isalnum() else "_" for c in name_prefix.lower())[:30] or "db"
-        name = f"{safe}_{next(self._counter)}_{uuid.uuid4().hex[:8]}"
+        name = self._unique_name(name_prefix)
         sql = f'CREATE DATABASE "{name}"'
         if template is not None:
             sql += f' TEMPLATE "{template.rsplit("/", 1)[-1]}"'

@@ -10,10 +10,14 @@ baseline case checks).
 from __future__ import annotations
 
 import json
+import os
 import pkgutil
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +90,45 @@ with open_database(sqlite={str(saver_db)!r}, readonly=False) as db:
     list_threads(db)
 """
     assert imported_after(code) == []
+
+
+# -- the same contract, statically, with import-linter (config: [tool.importlinter] in pyproject.toml)
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--config", str(cwd / "pyproject.toml")],
+        cwd=cwd, capture_output=True, text=True, timeout=300, env=env,
+    )
+
+
+def _contract_sources() -> list[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = config["contracts"]
+    assert contract["forbidden_modules"] == list(FORBIDDEN)
+    return list(contract["source_modules"])
+
+
+def test_the_contract_names_every_library_module():
+    top = {".".join(m.split(".")[:2]) for m in library_modules()}
+    assert top == set(_contract_sources())
+
+
+def test_lint_imports_keeps_the_contract():
+    done = _lint_imports(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 kept, 0 broken" in done.stdout
+
+
+def test_lint_imports_catches_a_library_module_importing_argparse(tmp_path):
+    shutil.copytree(ROOT / "serde_kit", tmp_path / "serde_kit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    verify = tmp_path / "serde_kit" / "tools" / "verify.py"
+    verify.write_text(verify.read_text() + "\nimport argparse  # a violation\n")
+    done = _lint_imports(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "serde_kit.tools.verify -> argparse" in done.stdout

@@ -8,12 +8,14 @@ from .blob import LEGACY_CIPHER_NAME as LEGACY_CIPHER_NAME
 from .blob import blob_binding as blob_binding
 from .blob import blob_key_id as blob_key_id
 from .encrypted import EncryptedSerializer as EncryptedSerializer
-from .encrypted import RowInfo as RowInfo
 from .keyring import LEGACY_KEY_ID as LEGACY_KEY_ID
 from .keyring import Keyring as Keyring
 from .keyring import load_keyring as load_keyring
 from .kms import AwsKms as AwsKms
 from .kms import KeyWrapper as KeyWrapper
+from .rows import RowInfo as RowInfo
+from .rows import RowKind as RowKind
+from .rows import classify_row as classify_row
 from .secret import SecretBytes as SecretBytes
 
 __all__ = [
@@ -26,9 +28,11 @@ __all__ = [
     "Keyring",
     "RowIdentity",
     "RowInfo",
+    "RowKind",
     "SecretBytes",
     "blob_binding",
     "blob_key_id",
+    "classify_row",
     "load_keyring",
     "row_scope",
 ]

@@ -261,23 +261,6 @@ class EncryptedSerializer:
 
     # -- row level (used by the rotate/status tools) ----------------------------------
 
-    def classify(self, row: tuple[str, bytes]) -> RowInfo:
-        """Tell what a row is from its tag and header alone; never raises for bad input."""
-        tag, blob = row
-        try:
-            kind, inner_tag = _route(tag)
-        except UnknownTagError:
-            inner = tag.partition("+")[0] if isinstance(tag, str) else None
-            return RowInfo(_UNKNOWN, inner, None)
-        if kind == _AESGCM:
-            try:
-                return RowInfo(_AESGCM, inner_tag, parse_blob(blob).key_id)
-            except MalformedDataError:
-                return RowInfo(_UNKNOWN, inner_tag, None)
-        if kind == _LEGACY and not isinstance(blob, (bytes, bytearray, memoryview)):
-            return RowInfo(_UNKNOWN, inner_tag, None)
-        return RowInfo(kind, inner_tag, None)
-
     def decrypt_row(
         self, row: tuple[str, bytes], *, identity: RowIdentity | None = None
     ) -> tuple[str, bytes]:

@@ -535,7 +535,7 @@ def derive_next(checkpoint: Any, channel_values: Mapping[str, Any]) -> list[str]
         if seen_v is None:
             return True
         try:
-            return current > seen_v
+            return bool(current > seen_v)
         except TypeError:
             return str(current) > str(seen_v)
 

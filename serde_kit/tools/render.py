@@ -78,7 +78,6 @@ def render_typed(
         MalformedDataError: the bytes do not decode.
     """
     tag, blob = data
-    opts = {"max_depth": max_depth, "preview": preview, "bytes_preview": bytes_preview}
     if tag == "null":
         return None
     if blob is None:
@@ -88,9 +87,9 @@ def render_typed(
     if tag == "bytearray":
         return {"$type": "builtins.bytearray", **_bytes(blob, bytes_preview)}
     if tag == "msgpack":
-        return render_msgpack(blob, **opts)
+        return render_msgpack(blob, max_depth=max_depth, preview=preview, bytes_preview=bytes_preview)
     if tag == "json":
-        return render_json(blob, **opts)
+        return render_json(blob, max_depth=max_depth, preview=preview, bytes_preview=bytes_preview)
     if tag == "pickle":
         return _pickle_summary(blob, bytes_preview)
     if tag is not None and "+" in tag:
@@ -373,7 +372,7 @@ def _array_preview(dtype: str, itemsize: int, buf: bytes, limit: int) -> list[An
     endian = ">" if order_char == ">" else "<"
     count = min(limit, len(buf) // itemsize) if itemsize else 0
     if kind in ("U", "S"):
-        items = []
+        items: list[Any] = []
         for i in range(count):
             chunk = buf[i * itemsize : (i + 1) * itemsize]
             if kind == "S":

@@ -22,6 +22,7 @@ from serde_kit.errors import (
     PlaintextRefusedError,
     RowBindingError,
 )
+from serde_kit.crypto.rows import classify_row
 
 ALICE = RowIdentity("alice", "")
 MALLORY = RowIdentity("mallory", "")
@@ -221,7 +222,7 @@ def test_malformed_v2_headers_are_typed_errors(blob: bytes, why: str) -> None:
     serde = _serde()
     with row_scope("a", ""), pytest.raises(MalformedDataError, match=why):
         serde.loads_typed(("msgpack+aesgcm", blob))
-    assert serde.classify(("msgpack+aesgcm", blob)).kind == "unknown"
+    assert classify_row("msgpack+aesgcm", blob).kind == "unknown"
 
 
 def test_identity_too_long_to_bind_is_an_encode_error() -> None:

@@ -8,6 +8,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit.crypto import EncryptedSerializer, Keyring, blob_key_id
 from serde_kit.crypto.blob import build_header, make_aad
+from serde_kit.crypto.rows import classify_row
 
 AESGCM = load_vectors("aesgcm_v1.json")
 IDS = [v["name"] for v in AESGCM]
@@ -61,7 +62,7 @@ def test_vector_decrypts(v: dict[str, str], backend: str) -> None:
     row = (v["stored_tag"], bytes.fromhex(v["blob"]))
     assert serde.decrypt_row(row) == (v["inner_tag"], bytes.fromhex(v["plaintext"]))
     assert blob_key_id(row[1]) == v["key_id"]
-    info = serde.classify(row)
+    info = classify_row(*row)
     assert (info.kind, info.inner_tag, info.key_id) == ("aesgcm", v["inner_tag"], v["key_id"])
 
 

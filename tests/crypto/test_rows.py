@@ -52,4 +52,4 @@ def test_an_integer_blob_is_never_turned_into_bytes():
 
 def test_agrees_with_the_serializer_on_rows_it_wrote():
     serde = EncryptedSerializer(Serializer(), KEYRING)
-    assert serde.classify((TAG, BLOB)).kind == classify_row(TAG, BLOB).kind
+    assert classify_row(*serde.dumps_typed(b"x")).kind is RowKind.AESGCM

@@ -20,11 +20,11 @@ from typing import Any, ClassVar
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .batch import PageSizer
+from .batch import PageSizer, SqlBatch
 from .model import Layout, Row, Table, driver_value
 from .saver import SaverQueries
 
-__all__ = ["Database"]
+__all__ = ["Database", "ServerDatabase"]
 
 
 class Database(SaverQueries, ABC):
@@ -248,7 +248,9 @@ class Database(SaverQueries, ABC):
         if self.readonly:
             raise ConfigError("this database was opened read-only; open it with readonly=False to write")
 
-    @abstractmethod
+    #: The batch transaction of this dialect (a :class:`SqlBatch` that overrides what differs).
+    batch_class: ClassVar[type[SqlBatch]] = SqlBatch
+
     def batch(
         self,
         table: Table,
@@ -258,7 +260,7 @@ class Database(SaverQueries, ABC):
         exclude_header: bytes | None = None,
         skip_locked: bool = True,
         until: tuple[Any, ...] | None = None,
-    ) -> Any:
+    ) -> SqlBatch:
         """Claim up to ``limit`` rows of ``table`` after locator ``after`` (to ``until``, inclusive).
 
         Rows with a NULL blob are never claimed, nor ``+aesgcm`` rows whose blob
@@ -268,6 +270,10 @@ class Database(SaverQueries, ABC):
         locks, rows are locked ``FOR UPDATE`` (``SKIP LOCKED`` unless
         ``skip_locked=False``) so concurrent workers share them.
         """
+        self.check_writable()
+        return self.batch_class(
+            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
+        )
 
     def update_sql(self, table: Table) -> str:
         """Compare-and-swap UPDATE of one row: marks for new tag, new blob, walk columns, old tag, old blob."""
@@ -287,3 +293,48 @@ class Database(SaverQueries, ABC):
             f"SELECT {self.quote(t.tag_column)}, {self.quote(t.blob_column)} FROM {self.quote(t.name)} "
             f"WHERE {match} {lock}"
         ).rstrip()
+
+
+class ServerDatabase(Database):
+    """A database behind a network connection (PostgreSQL, MySQL): connect, reconnect, describe.
+
+    A dialect sets ``_where_text`` (host, port, database and user, never a
+    password) and implements :meth:`_connect`, which opens ``self.conn`` and
+    raises :class:`ConfigError` with a one-line reason when it cannot.
+    """
+
+    conn: Any = None
+    _where_text: str
+
+    @abstractmethod
+    def _connect(self) -> None:
+        """Open ``self.conn`` (autocommit; read-only when ``self.readonly``)."""
+
+    @abstractmethod
+    def _discover(self) -> tuple[Table, ...]:
+        """The saver's tables, from the catalog; ConfigError when the layout is not a saver's."""
+
+    def _open(self) -> None:
+        """Connect and discover the tables (the connection is closed again if that fails)."""
+        self._connect()
+        try:
+            self.tables = self._discover()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def reconnect(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass  # already gone: that is why we reconnect
+        try:
+            self._connect()
+        except ConfigError as e:
+            raise StoreError(str(e), transient=True) from None
+
+    def describe(self) -> str:
+        return f"{self.dialect}:{self._where_text}"
+
+    def is_lock_unavailable(self, error: StoreError) -> bool:
+        return "is locked" in str(error)

@@ -96,7 +96,10 @@ class SqlBatch(Batch):
     ) -> None:
         self.db = db
         self.table = table
-        self._claim = {"after": after, "limit": limit, "exclude_header": exclude_header, "until": until}
+        self._after = after
+        self._limit = limit
+        self._exclude_header = exclude_header
+        self._until = until
         self._skip_locked = skip_locked
         self._skipped_some = False
         self._in_tx = False
@@ -104,7 +107,18 @@ class SqlBatch(Batch):
         self._reread_sql = db.reread_sql(table, lock=db.lock_clause("wait"))
         self.rows: list[Row] = []
         if not db.row_locks:
-            self.rows = db.select_rows(table, claim=True, **self._claim)
+            self.rows = self._select()
+
+    def _select(self, lock: str = "") -> list[Row]:
+        return self.db.select_rows(
+            self.table,
+            after=self._after,
+            limit=self._limit,
+            exclude_header=self._exclude_header,
+            until=self._until,
+            claim=True,
+            lock=lock,
+        )
 
     def _begin(self) -> None:
         if not self._in_tx:
@@ -118,17 +132,17 @@ class SqlBatch(Batch):
         self._begin()
         try:
             if not self._skip_locked:
-                self.rows = db.select_rows(self.table, claim=True, lock=db.lock_clause("wait"), **self._claim)
+                self.rows = self._select(db.lock_clause("wait"))
             else:
                 # NOWAIT first: when nothing is locked (the usual case) no row was skipped.
                 db._execute("SAVEPOINT serde_kit_claim")
                 try:
-                    self.rows = db.select_rows(self.table, claim=True, lock=db.lock_clause("nowait"), **self._claim)
+                    self.rows = self._select(db.lock_clause("nowait"))
                 except StoreError as e:
                     if not db.is_lock_unavailable(e):
                         raise
                     db._execute("ROLLBACK TO SAVEPOINT serde_kit_claim")
-                    self.rows = db.select_rows(self.table, claim=True, lock=db.lock_clause("skip"), **self._claim)
+                    self.rows = self._select(db.lock_clause("skip"))
                     self._skipped_some = True
         except BaseException:
             self._rollback()
@@ -150,9 +164,8 @@ class SqlBatch(Batch):
     def count_claimable(self) -> int:
         if not self._skipped_some:
             return len(self.rows)
-        c = self._claim
-        last = self.rows[-1].where if self.rows else c["until"]
-        return self.db.count(self.table, exclude_header=c["exclude_header"], after=c["after"], until=last, claim=True)
+        last = self.rows[-1].where if self.rows else self._until
+        return self.db.count(self.table, exclude_header=self._exclude_header, after=self._after, until=last, claim=True)
 
     def _rollback(self) -> None:
         if self._in_tx:

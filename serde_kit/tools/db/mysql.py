@@ -18,6 +18,7 @@ DSN: ``mysql://user:password@host:port/database`` with optional
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -25,7 +26,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .base import Database
+from .base import ServerDatabase
 from .batch import SqlBatch
 from .model import Layout, Row, Table
 
@@ -76,13 +77,77 @@ def parse_mysql_dsn(dsn: str) -> dict[str, Any]:
     return args
 
 
-class MysqlDatabase(Database):
+#: Rows and bytes per compare-and-swap statement (the server's max_allowed_packet is 16 MiB by default).
+_CAS_ROWS = 500
+_CAS_BYTES = 4 << 20
+
+
+class _MysqlBatch(SqlBatch):
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        # The claim locked these rows FOR UPDATE in this transaction, so they cannot
+        # change before the update: one UPDATE ... JOIN per chunk, and when it does
+        # not touch every row (a row re-read meanwhile), the chunk goes row by row.
+        if not items:
+            return []
+        out: list[bool] = []
+        chunk: list[tuple[Row, str, bytes]] = []
+        size = 0
+        for item in items:
+            chunk.append(item)
+            size += len(item[0].blob) + len(item[2])
+            if len(chunk) >= _CAS_ROWS or size >= _CAS_BYTES:
+                out += self._chunk(chunk)
+                chunk, size = [], 0
+        if chunk:
+            out += self._chunk(chunk)
+        return out
+
+    def _chunk(self, items: list[tuple[Row, str, bytes]]) -> list[bool]:
+        t, q, db = self.table, self.db.quote, self.db
+        keys = [f"k{i}" for i in range(len(t.pk_columns))]
+        names = [*keys, "old_tag", "old_len", "old_sha", "new_tag", "new_blob"]
+        head = items[0][0]
+        sample = [*head.pk, head.tag, 0, "", items[0][1], items[0][2]]
+        # Bytes go as hex: PyMySQL escapes a hex str in C, but bytes in Python (most of the cost).
+        hexed = [isinstance(v, (bytes, bytearray)) for v in sample]
+        marks = ["UNHEX(%s)" if h else "%s" for h in hexed]
+        first = ", ".join(f"{m} AS {n}" for m, n in zip(marks, names, strict=True))
+        rest = ", ".join(marks)
+        rows = " UNION ALL ".join([f"SELECT {first}"] + [f"SELECT {rest}"] * (len(items) - 1))
+        match = " AND ".join(f"t.{q(c)} = v.{k}" for c, k in zip(t.pk_columns, keys, strict=True))
+        # The old blob is compared by length and SHA-256 instead of sent back
+        # whole: the server parses a quarter of the bytes (the statement's main
+        # cost), and a row the application rewrote still never matches.
+        blob = f"t.{q(t.blob_column)}"
+        sql = (
+            f"UPDATE {q(t.name)} AS t JOIN ({rows}) AS v ON {match} "
+            f"AND t.{q(t.tag_column)} <=> v.old_tag AND length({blob}) = v.old_len AND SHA2({blob}, 256) = v.old_sha "
+            f"SET t.{q(t.tag_column)} = v.new_tag, {blob} = v.new_blob"
+        )
+        params: list[Any] = []
+        for row, tag, new in items:
+            if not isinstance(row.blob, bytes):
+                return [self.compare_and_swap(r, g, b) for r, g, b in items]  # a stray row: row by row
+            values = [*row.pk, row.tag, len(row.blob), hashlib.sha256(row.blob).hexdigest(), tag, new]
+            if [isinstance(v, (bytes, bytearray)) for v in values] != hexed:
+                return [self.compare_and_swap(r, g, b) for r, g, b in items]  # mixed types: row by row
+            params += [v.hex() if h else v for v, h in zip(values, hexed, strict=True)]
+        self._begin()
+        db._execute("SAVEPOINT serde_kit_cas")
+        if db._execute(sql, params).rowcount == len(items):
+            return [True] * len(items)
+        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
+        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]
+
+
+class MysqlDatabase(ServerDatabase):
     """A database written by langgraph-checkpoint-mysql's savers (MySQL 8+ or MariaDB 10.6+)."""
 
     dialect = "mysql"
     mark = "%s"
     begin_sql = "START TRANSACTION"
     layout = LAYOUT
+    batch_class = _MysqlBatch
 
     def __init__(self, dsn: str, *, readonly: bool = True) -> None:
         try:
@@ -95,13 +160,7 @@ class MysqlDatabase(Database):
         a = self._args
         place = a.get("unix_socket") or f"{a['host']}:{a.get('port', 3306)}"
         self._where_text = f"{place}/{a['database']} as user {a['user']}"
-        self.conn: Any = None
-        self._connect()
-        try:
-            self.tables = self._discover()
-        except BaseException:
-            self.conn.close()
-            raise
+        self._open()
 
     def _connect(self) -> None:
         pymysql = self._pymysql
@@ -114,21 +173,8 @@ class MysqlDatabase(Database):
         except pymysql.MySQLError as e:
             raise ConfigError(f"cannot connect to MySQL at {self._where_text}: {self._first_line(e)}") from None
 
-    def reconnect(self) -> None:
-        try:
-            self.conn.close()
-        except Exception:
-            pass
-        try:
-            self._connect()
-        except ConfigError as e:
-            raise StoreError(str(e), transient=True) from None
-
-    def describe(self) -> str:
-        return f"mysql:{self._where_text}"
-
     def _first_line(self, e: BaseException) -> str:
-        args = getattr(e, "args", ())
+        args: tuple[Any, ...] = e.args
         text = str(args[1]) if len(args) >= 2 else str(e)
         password = self._args.get("password")
         if password:
@@ -195,9 +241,6 @@ class MysqlDatabase(Database):
     def lost(self) -> bool:
         return bool(self.conn is None or not self.conn.open)
 
-    def is_lock_unavailable(self, error: StoreError) -> bool:
-        return "is locked" in str(error)
-
     def _discover(self) -> tuple[Table, ...]:
         tables = []
         schema = self._args["database"]
@@ -239,77 +282,6 @@ class MysqlDatabase(Database):
             )
         )
 
-    def batch(
-        self,
-        table: Table,
-        *,
-        after: tuple[Any, ...] | None,
-        limit: int,
-        exclude_header: bytes | None = None,
-        skip_locked: bool = True,
-        until: tuple[Any, ...] | None = None,
-    ) -> SqlBatch:
-        self.check_writable()
-        return _MysqlBatch(
-            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
-        )
-
     def close(self) -> None:
         if self.conn is not None and self.conn.open:
             self.conn.close()
-
-
-#: Rows and bytes per compare-and-swap statement (the server's max_allowed_packet is 16 MiB by default).
-_CAS_ROWS = 500
-_CAS_BYTES = 4 << 20
-
-
-class _MysqlBatch(SqlBatch):
-    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
-        # The claim locked these rows FOR UPDATE in this transaction, so they cannot
-        # change before the update: one UPDATE ... JOIN per chunk, and when it does
-        # not touch every row (a row re-read meanwhile), the chunk goes row by row.
-        if not items:
-            return []
-        out: list[bool] = []
-        chunk: list[tuple[Row, str, bytes]] = []
-        size = 0
-        for item in items:
-            chunk.append(item)
-            size += len(item[0].blob) + len(item[2])
-            if len(chunk) >= _CAS_ROWS or size >= _CAS_BYTES:
-                out += self._chunk(chunk)
-                chunk, size = [], 0
-        if chunk:
-            out += self._chunk(chunk)
-        return out
-
-    def _chunk(self, items: list[tuple[Row, str, bytes]]) -> list[bool]:
-        t, q, db = self.table, self.db.quote, self.db
-        keys = [f"k{i}" for i in range(len(t.pk_columns))]
-        names = [*keys, "old_tag", "old_blob", "new_tag", "new_blob"]
-        sample = [*items[0][0].pk, items[0][0].tag, items[0][0].blob, items[0][1], items[0][2]]
-        # Bytes go as hex: PyMySQL escapes a hex str in C, but bytes in Python (most of the cost).
-        hexed = [isinstance(v, (bytes, bytearray)) for v in sample]
-        marks = ["UNHEX(%s)" if h else "%s" for h in hexed]
-        first = ", ".join(f"{m} AS {n}" for m, n in zip(marks, names, strict=True))
-        rest = ", ".join(marks)
-        rows = " UNION ALL ".join([f"SELECT {first}"] + [f"SELECT {rest}"] * (len(items) - 1))
-        match = " AND ".join(f"t.{q(c)} = v.{k}" for c, k in zip(t.pk_columns, keys, strict=True))
-        sql = (
-            f"UPDATE {q(t.name)} AS t JOIN ({rows}) AS v ON {match} "
-            f"AND t.{q(t.tag_column)} <=> v.old_tag AND t.{q(t.blob_column)} = v.old_blob "
-            f"SET t.{q(t.tag_column)} = v.new_tag, t.{q(t.blob_column)} = v.new_blob"
-        )
-        params: list[Any] = []
-        for row, tag, blob in items:
-            values = [*row.pk, row.tag, row.blob, tag, blob]
-            if [isinstance(v, (bytes, bytearray)) for v in values] != hexed:
-                return [self.compare_and_swap(r, g, b) for r, g, b in items]  # mixed types: row by row
-            params += [v.hex() if h else v for v, h in zip(values, hexed, strict=True)]
-        self._begin()
-        db._execute("SAVEPOINT serde_kit_cas")
-        if db._execute(sql, params).rowcount == len(items):
-            return [True] * len(items)
-        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
-        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]

@@ -21,7 +21,7 @@ from typing import Any
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .base import Database
+from .base import ServerDatabase
 from .batch import SqlBatch
 from .model import Layout, Row, Table
 
@@ -58,12 +58,43 @@ def describe_dsn(dsn: str) -> str:
     return f"{host}:{port}/{db} as user {user}"
 
 
-class PostgresDatabase(Database):
+class _PostgresBatch(SqlBatch):
+    db: PostgresDatabase
+
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        if not items:
+            return []
+        # One UPDATE per batch, its rows passed as arrays: one round trip and a
+        # constant query text (parsed and planned once) whatever the batch size.
+        self._begin()
+        t = self.table
+        types = self.db._column_types[t.name]
+        names = [f"k{i}" for i in range(len(t.pk_columns))]
+        arrays = [*(types[c] for c in t.pk_columns), "text", "bytea", "text", "bytea"]
+        pk_match = " AND ".join(f"t.{c} = v.{k}" for c, k in zip(t.pk_columns, names, strict=True))
+        sql = (
+            f"UPDATE {t.name} AS t SET {t.tag_column} = v.new_tag, {t.blob_column} = v.new_blob "
+            f"FROM unnest({', '.join(f'%b::{a}[]' for a in arrays)}) "
+            f"AS v({', '.join(names)}, old_tag, old_blob, new_tag, new_blob) "
+            f"WHERE {pk_match} AND t.{t.tag_column} IS NOT DISTINCT FROM v.old_tag "
+            f"AND t.{t.blob_column} = v.old_blob "
+            f"RETURNING {', '.join(f't.{c}' for c in t.pk_columns)}"
+        )
+        columns: list[list[Any]] = [[] for _ in arrays]
+        for row, tag, blob in items:
+            for column, value in zip(columns, (*row.pk, row.tag, row.blob, tag, blob), strict=True):
+                column.append(value)
+        done = {tuple(r) for r in self.db._execute(sql, columns).fetchall()}
+        return [row.pk in done for row, _, _ in items]
+
+
+class PostgresDatabase(ServerDatabase):
     """A PostgresSaver (or ShallowPostgresSaver) database."""
 
     dialect = "postgres"
     mark = "%s"
     layout = LAYOUT
+    batch_class = _PostgresBatch
 
     def __init__(self, dsn: str, *, readonly: bool = True) -> None:
         try:
@@ -75,13 +106,7 @@ class PostgresDatabase(Database):
         self.readonly = readonly
         self._where_text = describe_dsn(dsn)
         self._column_types: dict[str, dict[str, str]] = {}
-        self.conn: Any = None
-        self._connect()
-        try:
-            self.tables = self._discover()
-        except BaseException:
-            self.conn.close()
-            raise
+        self._open()
 
     def _connect(self) -> None:
         psycopg = self._psycopg
@@ -91,19 +116,6 @@ class PostgresDatabase(Database):
                 self.conn.execute("SET default_transaction_read_only = on")
         except psycopg.Error as e:
             raise ConfigError(f"cannot connect to PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
-
-    def reconnect(self) -> None:
-        try:
-            self.conn.close()
-        except Exception:
-            pass
-        try:
-            self._connect()
-        except ConfigError as e:
-            raise StoreError(str(e), transient=True) from None
-
-    def describe(self) -> str:
-        return f"postgres:{self._where_text}"
 
     def _first_line(self, e: BaseException) -> str:
         text = str(e).strip()
@@ -156,9 +168,6 @@ class PostgresDatabase(Database):
             )
         return StoreError(f"PostgreSQL at {where}: {type(e).__name__}: {first}")
 
-    def is_lock_unavailable(self, error: StoreError) -> bool:
-        return "is locked" in str(error)
-
     @property
     def lost(self) -> bool:
         """Whether the connection is gone (the server restarted or ended our backend)."""
@@ -205,21 +214,6 @@ class PostgresDatabase(Database):
             tables.append(Table(name, tag_col, blob_col, pk))
         return tuple(tables)
 
-    def batch(
-        self,
-        table: Table,
-        *,
-        after: tuple[Any, ...] | None,
-        limit: int,
-        exclude_header: bytes | None = None,
-        skip_locked: bool = True,
-        until: tuple[Any, ...] | None = None,
-    ) -> SqlBatch:
-        self.check_writable()
-        return _PostgresBatch(
-            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
-        )
-
     def channel_blobs(self, thread_id: str, checkpoint_ns: str, versions: Any) -> list[tuple[str, Any, Any]]:
         if not versions:
             return []
@@ -261,33 +255,3 @@ class PostgresDatabase(Database):
     def close(self) -> None:
         if self.conn is not None:
             self.conn.close()
-
-
-class _PostgresBatch(SqlBatch):
-    db: PostgresDatabase
-
-    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
-        if not items:
-            return []
-        # One UPDATE per batch, its rows passed as arrays: one round trip and a
-        # constant query text (parsed and planned once) whatever the batch size.
-        self._begin()
-        t = self.table
-        types = self.db._column_types[t.name]
-        names = [f"k{i}" for i in range(len(t.pk_columns))]
-        arrays = [*(types[c] for c in t.pk_columns), "text", "bytea", "text", "bytea"]
-        pk_match = " AND ".join(f"t.{c} = v.{k}" for c, k in zip(t.pk_columns, names, strict=True))
-        sql = (
-            f"UPDATE {t.name} AS t SET {t.tag_column} = v.new_tag, {t.blob_column} = v.new_blob "
-            f"FROM unnest({', '.join(f'%b::{a}[]' for a in arrays)}) "
-            f"AS v({', '.join(names)}, old_tag, old_blob, new_tag, new_blob) "
-            f"WHERE {pk_match} AND t.{t.tag_column} IS NOT DISTINCT FROM v.old_tag "
-            f"AND t.{t.blob_column} = v.old_blob "
-            f"RETURNING {', '.join(f't.{c}' for c in t.pk_columns)}"
-        )
-        columns: list[list[Any]] = [[] for _ in arrays]
-        for row, tag, blob in items:
-            for column, value in zip(columns, (*row.pk, row.tag, row.blob, tag, blob), strict=True):
-                column.append(value)
-        done = {tuple(r) for r in self.db._execute(sql, columns).fetchall()}
-        return [row.pk in done for row, _, _ in items]

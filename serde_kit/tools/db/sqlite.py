@@ -70,6 +70,30 @@ class _Result:
         return iter(self._rows)
 
 
+class _SqliteBatch(SqlBatch):
+    db: SqliteDatabase
+
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        if not items:
+            return []
+        # One prepared single-row UPDATE run for every row (executemany: SQLite
+        # compiles it once, no Python per row beyond its parameters).  Each
+        # statement matches at most one row (rowid or primary key), so when the
+        # total change count is the number of rows, every row applied.  If not,
+        # some row changed since it was read: undo the chunk and go row by row,
+        # which tells exactly which ones lost.
+        self._begin()
+        db = self.db
+        params = [(tag, blob, *row.where, row.tag, row.blob) for row, tag, blob in items]
+        db._execute("SAVEPOINT serde_kit_cas")
+        if db._executemany(self._update_sql, params) == len(items):
+            db._execute("RELEASE SAVEPOINT serde_kit_cas")
+            return [True] * len(items)
+        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
+        db._execute("RELEASE SAVEPOINT serde_kit_cas")
+        return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]
+
+
 class SqliteDatabase(Database):
     """A SqliteSaver database file."""
 
@@ -78,6 +102,7 @@ class SqliteDatabase(Database):
     row_locks = False
     begin_sql = "BEGIN IMMEDIATE"
     layout = LAYOUT
+    batch_class = _SqliteBatch
 
     def __init__(self, path: str | os.PathLike[str], *, readonly: bool = True, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.path = Path(path)
@@ -136,6 +161,13 @@ class SqliteDatabase(Database):
                 return _Result(cur.fetchall(), cur.rowcount)
             finally:
                 self.conn.text_factory = str
+        except sqlite3.Error as e:
+            raise self._translate(e) from None
+
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """Run one DML statement for each parameter row; the total number of rows it changed."""
+        try:
+            return int(self.conn.executemany(sql, rows).rowcount)
         except sqlite3.Error as e:
             raise self._translate(e) from None
 
@@ -206,21 +238,6 @@ class SqliteDatabase(Database):
         # Not a probe SELECT: SQLite reads a double-quoted unknown name as a string.
         return any(r[1] == column for r in self._execute(f"PRAGMA table_info({self.quote(table)})"))
 
-    def batch(
-        self,
-        table: Table,
-        *,
-        after: tuple[Any, ...] | None,
-        limit: int,
-        exclude_header: bytes | None = None,
-        skip_locked: bool = True,
-        until: tuple[Any, ...] | None = None,
-    ) -> SqlBatch:
-        self.check_writable()
-        return _SqliteBatch(
-            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
-        )
-
     def rollback_quietly(self) -> None:
         if self.conn.in_transaction:
             try:
@@ -230,31 +247,3 @@ class SqliteDatabase(Database):
 
     def close(self) -> None:
         self.conn.close()
-
-
-#: Rows per compare-and-swap statement (5 bound values each; SQLite allows 32766).
-_CAS_ROWS = 500
-
-
-class _SqliteBatch(SqlBatch):
-    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
-        t, q = self.table, self.db.quote
-        if not items or t.locator != ("rowid",):
-            return super().compare_and_swap_many(items)
-        # One UPDATE ... FROM (VALUES ...) RETURNING per chunk instead of a statement per row.
-        self._begin()
-        name, tag, blob = q(t.name), q(t.tag_column), q(t.blob_column)
-        done: set[Any] = set()
-        for start in range(0, len(items), _CAS_ROWS):
-            chunk = items[start : start + _CAS_ROWS]
-            values = ", ".join(["(?, ?, ?, ?, ?)"] * len(chunk))
-            sql = (
-                f"UPDATE {name} SET {tag} = v.column4, {blob} = v.column5 FROM (VALUES {values}) AS v "
-                f"WHERE {name}.rowid = v.column1 AND {name}.{tag} IS v.column2 AND {name}.{blob} = v.column3 "
-                f"RETURNING {name}.rowid"
-            )
-            params: list[Any] = []
-            for row, new_tag, new_blob in chunk:
-                params += [row.where[0], row.tag, row.blob, new_tag, new_blob]
-            done.update(r[0] for r in self.db._execute(sql, params).fetchall())
-        return [row.where[0] in done for row, _, _ in items]
