@@ -87,6 +87,12 @@ def format_rotate(report: Any) -> str:
         out.append(f"  {label}: {n}")
     for table_name, n in sorted(report.changed_by_table.items()):
         out.append(f"  table {table_name}: {n}")
+    for what, tags in (("plaintext", report.plaintext_tags), ("LangGraph +aes", report.legacy_tags)):
+        if tags:
+            listed = ", ".join(f"{escape(t)} x{n}" for t, n in sorted(tags.items()))
+            out.append(f"  {what} rows {'to seal' if report.dry_run else 'sealed'} by type tag: {listed}")
+    if report.bound:
+        out.append(f"  {'would bind' if report.dry_run else 'bound'} {report.bound} row(s) to their thread and namespace")
     if report.skipped_plaintext:
         out.append(f"left as is: {report.skipped_plaintext} plaintext row(s) (add --encrypt-plaintext to encrypt them)")
     if report.skipped_legacy:
@@ -98,6 +104,12 @@ def format_rotate(report: Any) -> str:
     if report.reconnects:
         out.append(f"the connection was lost and opened again {report.reconnects} time(s)")
     _failures(out, report.failures, "failed")
+    if report.refused:
+        out.append(
+            f"refused to seal {len(report.refused)} row(s) (left as they are; the application would not load "
+            "them, or they are pickle rows): audit them before migrating"
+        )
+        _failures(out, report.refused, "refused")
     v = report.verification
     if v is not None:
         out.append(
@@ -201,6 +213,12 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
     from . import signals
 
     keyring = load_keyring()
+    inner = None
+    if args.allow_file:
+        from serde_kit import Allowlist, Serializer
+
+        allowlist = Allowlist.from_env() | Allowlist.from_file(args.allow_file)
+        inner = Serializer(allowlist=allowlist)
     with open_from_args(args, readonly=not args.apply) as db, signals.sigterm_interrupts():
         report = rotate(
             db,
@@ -208,6 +226,9 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
             apply=args.apply,
             encrypt_plaintext=args.encrypt_plaintext,
             upgrade_legacy=args.upgrade_legacy,
+            bind=args.bind,
+            allow_pickle=args.allow_pickle,
+            inner=inner,
             batch_size=args.batch_size,
             verify_after=not args.skip_verify,
             progress=progress_for(args.quiet),
@@ -285,16 +306,41 @@ def register(subparsers: Any) -> None:
         "processes at once.",
         epilog="Keys come from SERDE_KIT_KEYRING or SERDE_KIT_KEYRING_FILE (primary first), plus "
         "LANGGRAPH_AES_KEY for +aes rows. Exit status: 0 when every row was handled and reads back, "
-        "1 when a row could not be decrypted or re-encrypted (listed; such rows are left untouched), "
+        "1 when a row could not be decrypted or re-encrypted, or was refused (listed; such rows are "
+        "left untouched), "
         "130 on Ctrl-C and 143 on SIGTERM (the open batch rolled back).",
     )
     add_database_options(p)
     p.add_argument("--apply", action="store_true", help="write the changes (default: dry run)")
-    p.add_argument("--encrypt-plaintext", action="store_true", help="also encrypt unencrypted rows")
+    p.add_argument(
+        "--encrypt-plaintext",
+        action="store_true",
+        help="also encrypt unencrypted rows (each is decoded with the application's allowlist first; "
+        "the report lists them by type tag)",
+    )
     p.add_argument(
         "--upgrade-legacy",
         action="store_true",
-        help="also re-encrypt LangGraph EncryptedSerializer (+aes) rows; needs LANGGRAPH_AES_KEY",
+        help="also re-encrypt LangGraph EncryptedSerializer (+aes) rows, each decoded with the "
+        "application's allowlist first; needs LANGGRAPH_AES_KEY",
+    )
+    p.add_argument(
+        "--bind",
+        action="store_true",
+        help="also bind unbound rows to their thread and namespace (read them through "
+        "bind_rows(saver) afterwards); rows already bound always keep their binding",
+    )
+    p.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="with --encrypt-plaintext/--upgrade-legacy: seal 'pickle' rows too (never unpickled here; "
+        "refused by default, since sealing a planted pickle row makes it look genuine)",
+    )
+    p.add_argument(
+        "--allow-file",
+        metavar="PATH",
+        help="module:QualName lines the application allows, on top of SERDE_KIT_ALLOW / "
+        "SERDE_KIT_ALLOW_FILE (used to decode rows before their first seal)",
     )
     p.add_argument("--skip-verify", action="store_true", help="skip the final read-back of every row")
     _add_json(p)
