@@ -10,16 +10,18 @@ each row with the application's serializer and refuse what it refuses.
 
 from __future__ import annotations
 
+import operator
 import pickle
 import sqlite3
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import ormsgpack
 import pytest
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer as StockEncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.types import Command
 from rotate_fixtures import (
     K_OLD,
     K_ROTATE,
@@ -317,3 +319,45 @@ def test_a_first_seal_without_bind_stays_unbound_whatever_its_first_byte(graph_s
         tag, blob = raw_rows(store)[planted]
     assert report.ok and report.bound == 0
     assert tag == "msgpack+aesgcm" and blob_binding(blob) is None
+
+
+# -- subgraphs: rows in a namespace ---------------------------------------------------------
+
+
+class _SubState(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+
+
+def _subgraph_app(saver: Any) -> Any:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def inner(state: _SubState) -> dict:
+        return {"log": [f"inner:{interrupt('ok?')}"]}
+
+    sub = StateGraph(_SubState)
+    sub.add_node("inner", inner)
+    sub.add_edge(START, "inner")
+    sub.add_edge("inner", END)
+    outer = StateGraph(_SubState)
+    outer.add_node("child", sub.compile())
+    outer.add_edge(START, "child")
+    outer.add_edge("child", END)
+    return outer.compile(checkpointer=saver)
+
+
+def test_rows_in_a_subgraph_namespace_are_bound_to_it(graph_db):
+    kind, location = graph_db
+    with SAVERS[kind](location, EncryptedSerializer(inner_serializer(), K_OLD)) as saver:
+        _subgraph_app(saver).invoke({"log": ["start"]}, cfg("sub-1"))  # stops at the interrupt
+    with _store(kind, location) as store:
+        ns_rows = store.query(f"SELECT DISTINCT checkpoint_ns FROM {store.tables[0].name} WHERE thread_id = {store.mark}", ["sub-1"])
+        assert any(ns for (ns,) in ns_rows), ns_rows  # the subgraph wrote rows in its namespace
+        assert rotate(store, keyring=K_ROTATE, apply=True, bind=True, **ALL).ok
+    serde = EncryptedSerializer(inner_serializer(), K_ROTATE)
+    with SAVERS[kind](location, serde) as saver:
+        app = _subgraph_app(bind_rows(saver, require_bound=True))
+        state = app.get_state(cfg("sub-1"), subgraphs=True)
+        assert state.tasks[0].state.values == {"log": ["start"]}
+        out = app.invoke(Command(resume="yes"), cfg("sub-1"))
+    assert out["log"][-1] == "inner:yes"  # the subgraph resumed from its bound rows
