@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from serde_kit.crypto import Keyring, load_keyring
+from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
 from serde_kit.errors import ConfigError
 
 from . import exitcodes
@@ -214,11 +214,14 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
 
     keyring = load_keyring()
     inner = None
-    if args.allow_file:
-        from serde_kit import Allowlist, Serializer
+    if args.allow or args.allow_file:
+        from serde_kit import Allowlist
+        from serde_kit.tools.rotate import AllowlistCheck
 
-        allowlist = Allowlist.from_env() | Allowlist.from_file(args.allow_file)
-        inner = Serializer(allowlist=allowlist)
+        allowlist = Allowlist.from_env() | args.allow
+        if args.allow_file:
+            allowlist = allowlist | Allowlist.from_file(args.allow_file)
+        inner = AllowlistCheck(allowlist)
     with open_from_args(args, readonly=not args.apply) as db, signals.sigterm_interrupts():
         report = rotate(
             db,
@@ -252,12 +255,22 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 def _cmd_keygen(args: argparse.Namespace) -> int:
     from serde_kit.tools.keygen import keyfile_text, keygen
 
-    extend = load_keyring() if args.extend else None
+    kms: KeyWrapper | None = None
+    if args.kms_key:
+        from serde_kit.crypto import AwsKms
+
+        kms = AwsKms(args.kms_key)  # region, credentials, endpoint: the usual AWS variables
+    extend = None
+    if args.extend:
+        # Wrapped entries of the current keyring unwrap with SERDE_KIT_KMS_KEY, else with --kms-key.
+        extend = load_keyring(kms=None if os.environ.get("SERDE_KIT_KMS_KEY") else kms)
+    path = Path(args.file) if args.file else None
+    if path is not None and path.exists():
+        raise ConfigError(f"{path} exists; refusing to overwrite a key file (choose a new path)")
+    if kms is not None:
+        return _keygen_wrapped(args, kms, extend, path)
     key_id, keyring = keygen(args.id, extend=extend)
-    if args.file:
-        path = Path(args.file)
-        if path.exists():
-            raise ConfigError(f"{path} exists; refusing to overwrite a key file (choose a new path)")
+    if path is not None:
         keyring.to_file(path)
         print(f"new key {key_id} written to {path} (mode 0600); point SERDE_KIT_KEYRING_FILE at it")
         return exitcodes.OK
@@ -266,6 +279,29 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     print(f"SERDE_KIT_KEYRING={keyring.to_env_value()}")
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
     print(keyfile_text(keyring), end="")
+    return exitcodes.OK
+
+
+def _keygen_wrapped(args: argparse.Namespace, kms: KeyWrapper, extend: Keyring | None, path: Path | None) -> int:
+    """``keygen --kms-key``: entries wrapped by the KMS key; no data key is ever shown or written in the clear."""
+    from serde_kit.tools.keygen import keygen, keygen_wrapped
+
+    load = f"load it with SERDE_KIT_KMS_KEY={args.kms_key} (or load_keyring(kms=AwsKms(...)))"
+    if path is not None:
+        key_id, keyring = keygen(args.id, extend=extend)
+        keyring.to_file(path, kms=kms)
+        print(f"new key {key_id} written wrapped by KMS key {args.kms_key} to {path} (mode 0600); "
+              f"point SERDE_KIT_KEYRING_FILE at it and {load}")  # fmt: skip
+        return exitcodes.OK
+    key_id, entries = keygen_wrapped(kms, args.id, extend=extend)
+    print(f"# new key id: {key_id}, wrapped by KMS key {args.kms_key}"
+          + (" (primary; existing keys kept after it, wrapped too)" if extend else ""))  # fmt: skip
+    print(f"# no key is shown in the clear; {load}")
+    print("# environment variable (keep it in your secret store):")
+    print(f"SERDE_KIT_KEYRING={','.join(entries)}")
+    print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
+    for entry in entries:
+        print(entry)
     return exitcodes.OK
 
 
@@ -337,11 +373,14 @@ def register(subparsers: Any) -> None:
         "refused by default, since sealing a planted pickle row makes it look genuine)",
     )
     p.add_argument(
-        "--allow-file",
-        metavar="PATH",
-        help="module:QualName lines the application allows, on top of SERDE_KIT_ALLOW / "
-        "SERDE_KIT_ALLOW_FILE (used to decode rows before their first seal)",
+        "--allow",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="a type the application allows (repeatable), on top of SERDE_KIT_ALLOW / SERDE_KIT_ALLOW_FILE: "
+        "rows are checked against the allowlist before their first seal (nothing is imported)",
     )
+    p.add_argument("--allow-file", metavar="PATH", help="module:QualName lines the application allows (as --allow)")
     p.add_argument("--skip-verify", action="store_true", help="skip the final read-back of every row")
     _add_json(p)
     p.set_defaults(func=_cmd_rotate)
@@ -369,4 +408,10 @@ def register(subparsers: Any) -> None:
         help="make the new key primary in a copy of the current keyring (from the environment)",
     )
     p.add_argument("--file", help="write a new 0600 key file instead of printing")
+    p.add_argument(
+        "--kms-key",
+        metavar="ID",
+        help="wrap the key(s) with this AWS KMS key (id, ARN or alias; region, credentials and endpoint "
+        "from the usual AWS variables): entries are written as id:kms:<wrapped>, never in the clear",
+    )
     p.set_defaults(func=_cmd_keygen)

@@ -38,11 +38,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import EncryptedSerializer, Keyring
 from serde_kit.crypto.binding import RowIdentity
 from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
 from serde_kit.crypto.rows import RowKind
-from serde_kit.errors import ConfigError, CryptoError, DecodeError, SerdeError, StoreError
+from serde_kit.errors import BlockedTypeError, ConfigError, CryptoError, DecodeError, SerdeError, StoreError
 
 from .common import (
     HEADER_READ,
@@ -55,10 +56,12 @@ from .common import (
     stray_failure,
 )
 from .db import Database, Row, Table
+from .render import render_typed
+from .scan import iter_types
 from .db.batch import PageSizer
 from .verify import VerifyReport, verify
 
-__all__ = ["RotateReport", "rotate"]
+__all__ = ["AllowlistCheck", "RotateReport", "rotate"]
 
 #: Attempts per batch when the database aborts its transaction (deadlock, busy, lost connection).
 MAX_BATCH_ATTEMPTS = 5
@@ -248,6 +251,40 @@ class _Identities:
             ok = isinstance(ns, str) and hashlib.md5(ns.encode()).digest() == digest
             self._ns_by_hash[digest] = ns if ok else None
         return self._ns_by_hash[digest]
+
+
+class AllowlistCheck:
+    """The application's allowlist applied to a stored row without importing anything.
+
+    ``loads_typed`` renders the row as the inspect tools do (nothing named in the
+    data is imported or built) and raises :class:`~serde_kit.errors.BlockedTypeError`
+    for a type ``allowlist`` does not allow, :class:`~serde_kit.errors.DecodeError`
+    for bytes that do not decode (or exceed the decode budget).  What ``rotate``
+    uses to check a row before its first seal when no serializer is given: the
+    tool then needs the application's allowlist, not its code.
+    """
+
+    def __init__(self, allowlist: Allowlist) -> None:
+        self.allowlist = allowlist
+
+    def loads_typed(self, data: tuple[str, bytes]) -> None:
+        for module, name, code in iter_types(render_typed(data)):
+            # numpy arrays (6) and delta snapshots (7) name no class: the decoder builds them itself.
+            if code in (6, 7) or self._allows(module, name):
+                continue
+            raise BlockedTypeError(
+                f"row holds {module}.{name} (ext code {code}), which the application's allowlist does "
+                f"not allow; if the application allows it, add it with --allow {module}:{name} "
+                f"(or SERDE_KIT_ALLOW), else the row was planted: delete it",
+                module=module,
+                name=name,
+            )
+
+    def _allows(self, module: str, name: str) -> bool:
+        # Rendered types are "module.qualname": try each split of a nested qualname.
+        dotted = f"{module}.{name}" if module else name
+        parts = dotted.split(".")
+        return any(self.allowlist.allows(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts)))
 
 
 class _Rotator:
@@ -457,8 +494,9 @@ def rotate(
     rows are encrypted only with ``encrypt_plaintext=True``, LangGraph ``+aes``
     rows upgraded only with ``upgrade_legacy=True`` (needs the legacy key);
     each is first decoded with ``inner``, the application's serializer
-    (default ``serde_kit.Serializer()``: the allowlist from ``SERDE_KIT_ALLOW`` /
-    ``SERDE_KIT_ALLOW_FILE``), and a row it refuses is listed in ``refused``
+    (e.g. ``Serializer(allow=[MyState])``, which imports and builds the types),
+    by default :class:`AllowlistCheck` of ``Allowlist.from_env()`` (decodes
+    without importing anything), and a row it refuses is listed in ``refused``
     and left as it is, as are ``pickle`` rows unless ``allow_pickle=True``.
     Bound rows keep their binding; ``bind=True`` binds unbound rows to their
     thread id and namespace (what :func:`~serde_kit.bound_saver.bind_rows`
@@ -476,9 +514,7 @@ def rotate(
     if apply:
         db.check_writable()
     if inner is None and (encrypt_plaintext or upgrade_legacy):
-        from serde_kit.serializer import Serializer
-
-        inner = Serializer()
+        inner = AllowlistCheck(Allowlist.from_env())
     # Key rotation and binding only move bytes; first seals decode the row with the application's serializer.
     serde = bytes_serializer(keyring) if inner is None else EncryptedSerializer(_Checker(inner), keyring)
     report = RotateReport(dry_run=not apply, primary_id=keyring.primary_id, changed_rows=[] if record_changes else None)

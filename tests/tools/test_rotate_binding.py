@@ -250,15 +250,18 @@ def _plant(location: str, tag: str, value: bytes) -> tuple[str, tuple[Any, ...]]
 EVIL = ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb(("os", "system", "echo pwned"))))
 
 
-def test_upgrade_legacy_refuses_a_relabelled_row_the_application_would_not_load(graph_sqlite_db):
+@pytest.mark.parametrize("inner", ["allowlist check", "serializer"])
+def test_upgrade_legacy_refuses_a_relabelled_row_the_application_would_not_load(graph_sqlite_db, inner):
+    # Default: the allowlist, checked without importing; or the application's own Serializer.
+    check = {"inner": inner_serializer()} if inner == "serializer" else {}
     stock = StockEncryptedSerializer.from_pycryptodome_aes(JsonPlusSerializer(), key=LEGACY_KEY)
     tag, blob = stock.dumps_typed(EVIL)  # a user-chosen bytes value, stored as bytes+aes
     assert tag == "bytes+aes"
     planted = _plant(graph_sqlite_db, "msgpack+aes", blob)  # ... relabelled: no AAD stops it
     with _store("sqlite", graph_sqlite_db) as store:
         legacy = status(store).total.legacy
-        dry = rotate(store, keyring=K_ROTATE, upgrade_legacy=True)
-        report = rotate(store, keyring=K_ROTATE, apply=True, upgrade_legacy=True)
+        dry = rotate(store, keyring=K_ROTATE, upgrade_legacy=True, **check)
+        report = rotate(store, keyring=K_ROTATE, apply=True, upgrade_legacy=True, **check)
         rows = raw_rows(store)
     for r in (dry, report):
         assert [(f.table, f.pk) for f in r.refused] == [planted]
