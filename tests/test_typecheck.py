@@ -26,6 +26,17 @@ CLEAN = (
     "serde_kit/crypto/aesgcm.py",
     "serde_kit/crypto/blob.py",
     "serde_kit/crypto/legacy.py",
+    "serde_kit/bound_saver.py",
+    "serde_kit/crypto/keyring.py",
+    "serde_kit/crypto/kms.py",
+    "serde_kit/crypto/binding.py",
+    "serde_kit/crypto/secret.py",
+    "serde_kit/crypto/rows.py",
+    "serde_kit/tools/rotate.py",
+    "serde_kit/tools/keygen.py",
+    "serde_kit/tools/audit.py",
+    "serde_kit/cli/keys.py",
+    "serde_kit/cli/audit.py",
     "tests/typing/",
 )
 TARGETS = ["serde_kit", "tests/typing"]
