@@ -57,19 +57,9 @@ def _store(kind: str, location: str, *, readonly: bool = False) -> Database:
 
 def _bound_snapshot(kind: str, location: str, threads: list[str], keyring: Keyring = K_ROTATE, **options: Any):
     """What the graph reads back through bind_rows (same shape as graph_snapshot)."""
-    out: dict[str, Any] = {}
-    serde = EncryptedSerializer(inner_serializer(), keyring, allow_plaintext=True)
-    with SAVERS[kind](location, serde) as saver:
-        bound = bind_rows(saver, **options)
-        app = build_graph().compile(checkpointer=bound)
-        for t in threads:
-            tuples = [
-                (c.config, c.checkpoint, c.metadata, c.parent_config, c.pending_writes)
-                for c in bound.list(cfg(t))
-            ]
-            state = app.get_state(cfg(t))
-            out[t] = (tuples, state.values, state.next, [i.value for i in state.interrupts])
-    return out
+    return graph_snapshot(
+        partial(SAVERS[kind], location), threads, keyring=keyring, wrap=lambda saver: bind_rows(saver, **options)
+    )
 
 
 def _identity_of(table: str, pk: tuple[Any, ...], store: Database) -> RowIdentity | None:
