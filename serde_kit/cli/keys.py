@@ -93,6 +93,8 @@ def format_rotate(report: Any) -> str:
             out.append(f"  {what} rows {'to seal' if report.dry_run else 'sealed'} by type tag: {listed}")
     if report.bound:
         out.append(f"  {'would bind' if report.dry_run else 'bound'} {report.bound} row(s) to their thread and namespace")
+    for table_name, n in sorted(report.not_bindable.items()):
+        out.append(f"  left unbound: {n} row(s) in {table_name} (no thread id and namespace to bind them to)")
     if report.skipped_plaintext:
         out.append(f"left as is: {report.skipped_plaintext} plaintext row(s) (add --encrypt-plaintext to encrypt them)")
     if report.skipped_legacy:

@@ -97,6 +97,9 @@ class RotateReport:
     legacy_tags: Counter[str] = field(default_factory=Counter)
     #: rows given a binding to their thread and namespace (``bind=True``)
     bound: int = 0
+    #: with ``bind=True``, rows left unbound by table: the table has no thread (LangGraph's
+    #: ``cache``), or the row's namespace could not be told from its key
+    not_bindable: Counter[str] = field(default_factory=Counter)
     #: plaintext / ``+aes`` rows the application's serializer refused, or pickle rows
     #: without ``allow_pickle``: left as they are, never sealed
     refused: list[RowFailure] = field(default_factory=list)
@@ -128,6 +131,7 @@ class RotateReport:
         self.plaintext_tags.update(other.plaintext_tags)
         self.legacy_tags.update(other.legacy_tags)
         self.bound += other.bound
+        self.not_bindable.update(other.not_bindable)
         self.refused.extend(other.refused)
         self.retried += other.retried
         self.failures.extend(other.failures)
@@ -322,8 +326,10 @@ class _Rotator:
         if kind is RowKind.AESGCM:
             if info.key_id != self.primary:
                 return info.key_id
-            if self.bind and not _is_bound(row) and self.identities.of(row) is not None:
-                return info.key_id
+            if self.bind and not _is_bound(row):
+                if self.identities.of(row) is not None:
+                    return info.key_id
+                self.report.not_bindable[row.table] += 1
             return None
         if kind is RowKind.LEGACY:
             if self.upgrade_legacy:
@@ -352,7 +358,10 @@ class _Rotator:
             report.plaintext_tags[str(row.info.inner_tag)] += 1
         elif source == "legacy":
             report.legacy_tags[str(row.info.inner_tag)] += 1
-        if new[1][:1] == _BOUND_BYTE and not _is_bound(row):
+        if new[1][:1] != _BOUND_BYTE:
+            if self.bind:
+                report.not_bindable[row.table] += 1
+        elif not _is_bound(row):
             report.bound += 1
         if report.changed_rows is not None:
             report.changed_rows.append((row.table, row.pk))

@@ -354,3 +354,18 @@ def test_rows_in_a_subgraph_namespace_are_bound_to_it(graph_db):
         assert state.tasks[0].state.values == {"log": ["start"]}
         out = app.invoke(Command(resume="yes"), cfg("sub-1"))
     assert out["log"][-1] == "inner:yes"  # the subgraph resumed from its bound rows
+
+
+def test_rows_of_a_table_without_a_thread_stay_unbound_and_are_counted(graph_sqlite_db):
+    # LangGraph's SqliteCache table: (ns, key) rows that no saver call reads, so no thread to bind.
+    serde = EncryptedSerializer(inner_serializer(), K_OLD)
+    tag, blob = serde.dumps_typed({"cached": 1})
+    with sqlite3.connect(graph_sqlite_db) as conn:
+        conn.execute("CREATE TABLE cache (ns TEXT, key TEXT, expiry REAL, encoding TEXT, val BLOB, PRIMARY KEY (ns, key))")
+        conn.execute("INSERT INTO cache VALUES ('n', 'k', NULL, ?, ?)", (tag, blob))
+    with _store("sqlite", graph_sqlite_db) as store:
+        report = rotate(store, keyring=K_ROTATE, apply=True, bind=True, **ALL)
+        (cache_tag, cache_blob), = [v for (t, _pk), v in raw_rows(store).items() if t == "cache"]
+    assert report.ok and report.not_bindable == {"cache": 1}
+    assert cache_tag == "msgpack+aesgcm" and blob_binding(cache_blob) is None  # rotated to k2, unbound
+    assert "left unbound: 1 row(s) in cache" in format_rotate(report)
