@@ -11,7 +11,9 @@ so several workers can run at once; a range in which locked rows were skipped
 is walked again, waiting for the locks, so no row is missed or done twice.
 
 Per-row problems (a stray row, a row no key opens) are listed in the report,
-left untouched, and the run goes on.
+left untouched, and the run goes on.  Interrupted (SIGINT, or SIGTERM turned
+into KeyboardInterrupt by the caller), the open batch is rolled back and the
+partial report returned with ``interrupted`` set.
 
 Row binding (:func:`serde_kit.bound_saver.bind_rows`): a bound row keeps its
 binding, and is checked against the thread id and namespace of the row it is
@@ -22,13 +24,12 @@ they read back through the wrapper; tables without a thread (LangGraph's
 ``cache``) stay unbound.
 
 Migrations that cannot launder: a plaintext row (``encrypt_plaintext``) or a
-LangGraph ``+aes`` row (``upgrade_legacy``) is decoded with the application's
-serializer (``inner``, allowlisted) before it is sealed for the first time; a
-row it refuses is listed in ``refused`` and left as it is.  ``pickle`` rows are
-refused unless ``allow_pickle=True`` (they are then sealed without being
-unpickled: unpickling runs code named by the data).  Interrupted (SIGINT, or SIGTERM turned
-into KeyboardInterrupt by the caller), the open batch is rolled back and the
-partial report returned with ``interrupted`` set.
+LangGraph ``+aes`` row (``upgrade_legacy``) is checked before it is sealed for
+the first time: against the application's allowlist without importing anything
+(:class:`AllowlistCheck`, the default), or decoded by the application's own
+serializer (``inner``); a row refused is listed in ``refused`` and left as it
+is.  ``pickle`` rows are refused unless ``allow_pickle=True`` (they are then
+sealed without being unpickled: unpickling runs code named by the data).
 """
 
 from __future__ import annotations
