@@ -33,10 +33,19 @@ Which calls carry which identity (langgraph-checkpoint 4.3, sqlite 3.1, postgres
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
 
 from serde_kit.crypto.binding import SCOPE, BindingScope, RowIdentity
 from serde_kit.crypto.encrypted import EncryptedSerializer, SealedValue
@@ -46,8 +55,11 @@ __all__ = ["BoundSaver", "bind_rows"]
 
 _PRIMITIVES = (str, int, float, bool)
 
+#: The wrapped saver's channel-version type (LangGraph's ``V``: int, float or str).
+V = TypeVar("V", int, float, str)
 
-def _scope(config: Any, require_bound: bool, *, partial: bool = False) -> BindingScope:
+
+def _scope(config: RunnableConfig | None, require_bound: bool, *, partial: bool = False) -> BindingScope:
     configurable = (config or {}).get("configurable") or {}
     thread_id = configurable.get("thread_id")
     ns = configurable.get("checkpoint_ns")
@@ -58,19 +70,7 @@ def _scope(config: Any, require_bound: bool, *, partial: bool = False) -> Bindin
     )
 
 
-def _only_own(scope: BindingScope, tup: Any) -> bool:
-    """True when every bound blob decoded since the last tuple names ``tup``'s identity."""
-    seen = scope.seen
-    if not seen:
-        return True
-    conf = tup.config["configurable"]
-    own = RowIdentity(str(conf["thread_id"]), conf.get("checkpoint_ns", ""))
-    ok = all(identity == own for identity in seen)
-    seen.clear()
-    return ok
-
-
-def _same_checkpoint(tup: Any) -> Any:
+def _same_checkpoint(tup: CheckpointTuple) -> CheckpointTuple:
     """Refuse a row whose checkpoint body names another checkpoint id.
 
     SqliteSaver and InMemorySaver keep the whole checkpoint (its ``id`` included)
@@ -78,10 +78,9 @@ def _same_checkpoint(tup: Any) -> Any:
     another row of the same thread.  (PostgresSaver keeps the body in plaintext
     JSONB: there the check holds by construction and proves nothing.)
     """
-    if tup is None:
-        return None
-    row_id = tup.config["configurable"].get("checkpoint_id")
-    body_id = tup.checkpoint.get("id") if isinstance(tup.checkpoint, dict) else None
+    row_id = tup.config.get("configurable", {}).get("checkpoint_id")
+    checkpoint: Any = tup.checkpoint
+    body_id = checkpoint.get("id") if isinstance(checkpoint, dict) else None
     if row_id is not None and body_id is not None and row_id != body_id:
         raise RowBindingError(
             "checkpoint row holds the body of another checkpoint (it was copied or moved "
@@ -90,7 +89,41 @@ def _same_checkpoint(tup: Any) -> Any:
     return tup
 
 
-def _is_postgres(saver: BaseCheckpointSaver) -> bool:
+class _Listing:
+    """The checks ``list``/``alist`` make on each tuple, shared by both.
+
+    Every bound blob decoded since the previous tuple must name this tuple's own
+    thread and namespace.  When that does not hold, or once a tuple has been held
+    back, tuples are held (a saver may keep a lock while it lists) and settled
+    after the listing ends: a held tuple that failed the check is read again
+    under its full identity, which refuses a moved blob.
+    """
+
+    def __init__(self, scope: BindingScope) -> None:
+        self.scope = scope
+        #: ``(tuple, passed the check)``, in listing order
+        self.held: list[tuple[CheckpointTuple, bool]] = []
+
+    def take(self, tup: CheckpointTuple) -> CheckpointTuple | None:
+        """``tup`` checked, to yield now; None when it is held for :attr:`held`."""
+        ok = self._only_own(tup)
+        if self.held or not ok:
+            self.held.append((tup, ok))
+            return None
+        return _same_checkpoint(tup)
+
+    def _only_own(self, tup: CheckpointTuple) -> bool:
+        seen = self.scope.seen
+        if not seen:
+            return True
+        conf = tup.config.get("configurable", {})
+        own = RowIdentity(str(conf["thread_id"]), conf.get("checkpoint_ns", ""))
+        ok = all(identity == own for identity in seen)
+        seen.clear()
+        return ok
+
+
+def _is_postgres(saver: BaseCheckpointSaver[Any]) -> bool:
     try:
         from langgraph.checkpoint.postgres.base import BasePostgresSaver
     except ImportError:
@@ -98,11 +131,11 @@ def _is_postgres(saver: BaseCheckpointSaver) -> bool:
     return isinstance(saver, BasePostgresSaver)
 
 
-def _overrides(saver: BaseCheckpointSaver, name: str) -> bool:
+def _overrides(saver: BaseCheckpointSaver[Any], name: str) -> bool:
     return getattr(type(saver), name, None) is not getattr(BaseCheckpointSaver, name, None)
 
 
-class BoundSaver(BaseCheckpointSaver):
+class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
     """Wraps ``saver`` so each encrypted row is bound to its thread id and namespace.
 
     Use :func:`bind_rows` to build one.  Other attributes (``setup``, ``conn``...)
@@ -112,7 +145,7 @@ class BoundSaver(BaseCheckpointSaver):
 
     def __init__(
         self,
-        saver: BaseCheckpointSaver,
+        saver: BaseCheckpointSaver[V],
         *,
         seal_inline: bool = False,
         require_bound: bool = False,
@@ -131,17 +164,17 @@ class BoundSaver(BaseCheckpointSaver):
                 f"{type(saver).__name__} already passes every channel value through serde"
             )
         super().__init__(serde=saver.serde)
-        self._saver = saver
+        self._saver: BaseCheckpointSaver[V] = saver
         self._seal_inline = bool(seal_inline)
         self._require_bound = bool(require_bound)
 
     @property
-    def saver(self) -> BaseCheckpointSaver:
+    def saver(self) -> BaseCheckpointSaver[V]:
         """The wrapped saver."""
         return self._saver
 
     @property
-    def config_specs(self) -> list:
+    def config_specs(self) -> list[Any]:
         return self._saver.config_specs
 
     def __getattr__(self, name: str) -> Any:
@@ -158,8 +191,21 @@ class BoundSaver(BaseCheckpointSaver):
 
     # -- helpers ----------------------------------------------------------------------
 
-    def _sealed(self, checkpoint: Any, new_versions: Any) -> tuple[Any, Any]:
-        """Wrap inline primitives so PostgresSaver stores them as encrypted blobs."""
+    @contextmanager
+    def _bound(self, scope: BindingScope | RunnableConfig | None) -> Iterator[None]:
+        """The binding scope of one saver call (a config's full identity, or ``scope``)."""
+        if not isinstance(scope, BindingScope):
+            scope = _scope(scope, self._require_bound)
+        token = SCOPE.set(scope)
+        try:
+            yield
+        finally:
+            SCOPE.reset(token)
+
+    def _sealed(self, checkpoint: Checkpoint, new_versions: ChannelVersions) -> tuple[Checkpoint, ChannelVersions]:
+        """Wrap inline primitives so PostgresSaver stores them as encrypted blobs (``seal_inline``)."""
+        if not self._seal_inline:
+            return checkpoint, new_versions
         values = checkpoint["channel_values"]
         prims = [k for k, v in values.items() if v is None or isinstance(v, _PRIMITIVES)]
         if not prims:
@@ -180,169 +226,143 @@ class BoundSaver(BaseCheckpointSaver):
 
     # -- sync -------------------------------------------------------------------------
 
-    def get_tuple(self, config: Any) -> Any:
-        token = SCOPE.set(_scope(config, self._require_bound))
-        try:
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with self._bound(config):
             tup = self._saver.get_tuple(config)
-        finally:
-            SCOPE.reset(token)
-        return _same_checkpoint(tup)
+        return None if tup is None else _same_checkpoint(tup)
 
     def list(
         self,
-        config: Any,
+        config: RunnableConfig | None,
         *,
         filter: dict[str, Any] | None = None,
-        before: Any = None,
+        before: RunnableConfig | None = None,
         limit: int | None = None,
-    ) -> Iterator[Any]:
-        scope = _scope(config, self._require_bound, partial=True)
-        token = SCOPE.set(scope)
-        try:
+    ) -> Iterator[CheckpointTuple]:
+        listing = _Listing(_scope(config, self._require_bound, partial=True))
+        with self._bound(listing.scope):
             it = iter(self._saver.list(config, filter=filter, before=before, limit=limit))
-        finally:
-            SCOPE.reset(token)
-        held: list[tuple[Any, bool]] = []
         try:
             while True:
-                token = SCOPE.set(scope)
-                try:
+                # Set and reset within one step: the scope never stays set across a yield.
+                with self._bound(listing.scope):
                     tup = next(it, None)
-                finally:
-                    SCOPE.reset(token)
                 if tup is None:
                     break
-                ok = _only_own(scope, tup)
-                if held or not ok:
-                    # Re-reading needs the saver, which its own list() may hold locked
-                    # (SqliteSaver does): finish the listing first, then settle.
-                    held.append((tup, ok))
-                    continue
-                yield _same_checkpoint(tup)
+                checked = listing.take(tup)
+                if checked is not None:
+                    yield checked
         finally:
             close = getattr(it, "close", None)
             if close is not None:
                 close()
-        for tup, ok in held:
-            if not ok:
-                tup = self.get_tuple(tup.config)
-                if tup is None:  # deleted in between
-                    continue
-            yield _same_checkpoint(tup)
+        for tup, ok in listing.held:
+            settled = tup if ok else self.get_tuple(tup.config)
+            if settled is not None:  # None: deleted in between
+                yield _same_checkpoint(settled)
 
-    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        if self._seal_inline:
-            checkpoint, new_versions = self._sealed(checkpoint, new_versions)
-        token = SCOPE.set(_scope(config, self._require_bound))
-        try:
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        checkpoint, new_versions = self._sealed(checkpoint, new_versions)
+        with self._bound(config):
             return self._saver.put(config, checkpoint, metadata, new_versions)
-        finally:
-            SCOPE.reset(token)
 
     def put_writes(
-        self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
     ) -> None:
-        token = SCOPE.set(_scope(config, self._require_bound))
-        try:
+        with self._bound(config):
             self._saver.put_writes(config, writes, task_id, task_path)
-        finally:
-            SCOPE.reset(token)
 
     def delete_thread(self, thread_id: str) -> None:
         self._saver.delete_thread(thread_id)
 
-    def get_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
-        token = SCOPE.set(_scope(config, self._require_bound))
-        try:
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        with self._bound(config):
             return self._saver.get_delta_channel_history(config=config, channels=channels)
-        finally:
-            SCOPE.reset(token)
 
-    def get_next_version(self, current: Any, channel: Any) -> Any:
+    def get_next_version(self, current: V | None, channel: None) -> V:
         return self._saver.get_next_version(current, channel)
 
     # -- async ------------------------------------------------------------------------
 
-    async def aget_tuple(self, config: Any) -> Any:
-        token = SCOPE.set(_scope(config, self._require_bound))
-        try:
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with self._bound(config):
             tup = await self._saver.aget_tuple(config)
-        finally:
-            SCOPE.reset(token)
-        return _same_checkpoint(tup)
+        return None if tup is None else _same_checkpoint(tup)
 
     async def alist(
         self,
-        config: Any,
+        config: RunnableConfig | None,
         *,
         filter: dict[str, Any] | None = None,
-        before: Any = None,
+        before: RunnableConfig | None = None,
         limit: int | None = None,
-    ) -> AsyncIterator[Any]:
-        scope = _scope(config, self._require_bound, partial=True)
-        token = SCOPE.set(scope)
-        try:
+    ) -> AsyncIterator[CheckpointTuple]:
+        listing = _Listing(_scope(config, self._require_bound, partial=True))
+        with self._bound(listing.scope):
             it = self._saver.alist(config, filter=filter, before=before, limit=limit).__aiter__()
-        finally:
-            SCOPE.reset(token)
-        held: list[tuple[Any, bool]] = []
         try:
             while True:
-                # Set and reset within one step: the scope never stays set across a yield.
-                token = SCOPE.set(scope)
-                try:
+                with self._bound(listing.scope):
                     try:
                         tup = await it.__anext__()
                     except StopAsyncIteration:
                         break
-                finally:
-                    SCOPE.reset(token)
-                ok = _only_own(scope, tup)
-                if held or not ok:
-                    held.append((tup, ok))  # settled after the listing (see list())
-                    continue
-                yield _same_checkpoint(tup)
+                checked = listing.take(tup)
+                if checked is not None:
+                    yield checked
         finally:
             aclose = getattr(it, "aclose", None)
             if aclose is not None:
                 await aclose()
-        for tup, ok in held:
-            if not ok:
-                tup = await self.aget_tuple(tup.config)
-                if tup is None:  # deleted in between
-                    continue
-            yield _same_checkpoint(tup)
+        for tup, ok in listing.held:
+            settled = tup if ok else await self.aget_tuple(tup.config)
+            if settled is not None:  # None: deleted in between
+                yield _same_checkpoint(settled)
 
-    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        if self._seal_inline:
-            checkpoint, new_versions = self._sealed(checkpoint, new_versions)
-        token = SCOPE.set(_scope(config, self._require_bound))
-        try:
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        checkpoint, new_versions = self._sealed(checkpoint, new_versions)
+        with self._bound(config):
             return await self._saver.aput(config, checkpoint, metadata, new_versions)
-        finally:
-            SCOPE.reset(token)
 
     async def aput_writes(
-        self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
     ) -> None:
-        token = SCOPE.set(_scope(config, self._require_bound))
-        try:
+        with self._bound(config):
             await self._saver.aput_writes(config, writes, task_id, task_path)
-        finally:
-            SCOPE.reset(token)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self._saver.adelete_thread(thread_id)
 
-    async def aget_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Any:
-        token = SCOPE.set(_scope(config, self._require_bound))
-        try:
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        with self._bound(config):
             return await self._saver.aget_delta_channel_history(config=config, channels=channels)
-        finally:
-            SCOPE.reset(token)
 
 
-class _PruningBoundSaver(BoundSaver):
+class _PruningBoundSaver(BoundSaver[V]):
     """BoundSaver for savers that implement ``prune`` (no row is decoded: pass-through)."""
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -352,7 +372,7 @@ class _PruningBoundSaver(BoundSaver):
         await self._saver.aprune(thread_ids, strategy=strategy)
 
 
-class _RunDeletingBoundSaver(BoundSaver):
+class _RunDeletingBoundSaver(BoundSaver[V]):
     """BoundSaver for savers that implement ``delete_for_runs`` (pass-through)."""
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
@@ -362,16 +382,16 @@ class _RunDeletingBoundSaver(BoundSaver):
         await self._saver.adelete_for_runs(run_ids)
 
 
-class _FullBoundSaver(_PruningBoundSaver, _RunDeletingBoundSaver):
+class _FullBoundSaver(_PruningBoundSaver[V], _RunDeletingBoundSaver[V]):
     """BoundSaver for savers that implement both ``prune`` and ``delete_for_runs``."""
 
 
 def bind_rows(
-    saver: BaseCheckpointSaver,
+    saver: BaseCheckpointSaver[V],
     *,
     seal_inline: bool = False,
     require_bound: bool = False,
-) -> BoundSaver:
+) -> BoundSaver[V]:
     """Wrap ``saver`` so every encrypted row it writes is bound to its thread and namespace.
 
     ``saver.serde`` must be a :class:`~serde_kit.crypto.EncryptedSerializer`
@@ -383,7 +403,7 @@ def bind_rows(
     """
     prune = _overrides(saver, "aprune") or _overrides(saver, "prune")
     runs = _overrides(saver, "adelete_for_runs") or _overrides(saver, "delete_for_runs")
-    cls: type[BoundSaver]
+    cls: type[BoundSaver[Any]]
     if prune and runs:
         cls = _FullBoundSaver
     elif prune:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from serde_kit.crypto import Keyring, load_keyring
+from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
 from serde_kit.errors import ConfigError
 
 from . import exitcodes
@@ -87,6 +87,14 @@ def format_rotate(report: Any) -> str:
         out.append(f"  {label}: {n}")
     for table_name, n in sorted(report.changed_by_table.items()):
         out.append(f"  table {table_name}: {n}")
+    for what, tags in (("plaintext", report.plaintext_tags), ("LangGraph +aes", report.legacy_tags)):
+        if tags:
+            listed = ", ".join(f"{escape(t)} x{n}" for t, n in sorted(tags.items()))
+            out.append(f"  {what} rows {'to seal' if report.dry_run else 'sealed'} by type tag: {listed}")
+    if report.bound:
+        out.append(f"  {'would bind' if report.dry_run else 'bound'} {report.bound} row(s) to their thread and namespace")
+    for table_name, n in sorted(report.not_bindable.items()):
+        out.append(f"  left unbound: {n} row(s) in {table_name} (no thread id and namespace to bind them to)")
     if report.skipped_plaintext:
         out.append(f"left as is: {report.skipped_plaintext} plaintext row(s) (add --encrypt-plaintext to encrypt them)")
     if report.skipped_legacy:
@@ -98,6 +106,12 @@ def format_rotate(report: Any) -> str:
     if report.reconnects:
         out.append(f"the connection was lost and opened again {report.reconnects} time(s)")
     _failures(out, report.failures, "failed")
+    if report.refused:
+        out.append(
+            f"refused to seal {len(report.refused)} row(s) (left as they are; the application would not load "
+            "them, or they are pickle rows): audit them before migrating"
+        )
+        _failures(out, report.refused, "refused")
     v = report.verification
     if v is not None:
         out.append(
@@ -201,6 +215,15 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
     from . import signals
 
     keyring = load_keyring()
+    inner = None
+    if args.allow or args.allow_file:
+        from serde_kit import Allowlist
+        from serde_kit.tools.rotate import AllowlistCheck
+
+        allowlist = Allowlist.from_env() | args.allow
+        if args.allow_file:
+            allowlist = allowlist | Allowlist.from_file(args.allow_file)
+        inner = AllowlistCheck(allowlist)
     with open_from_args(args, readonly=not args.apply) as db, signals.sigterm_interrupts():
         report = rotate(
             db,
@@ -208,6 +231,9 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
             apply=args.apply,
             encrypt_plaintext=args.encrypt_plaintext,
             upgrade_legacy=args.upgrade_legacy,
+            bind=args.bind,
+            allow_pickle=args.allow_pickle,
+            inner=inner,
             batch_size=args.batch_size,
             verify_after=not args.skip_verify,
             progress=progress_for(args.quiet),
@@ -231,12 +257,22 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 def _cmd_keygen(args: argparse.Namespace) -> int:
     from serde_kit.tools.keygen import keyfile_text, keygen
 
-    extend = load_keyring() if args.extend else None
+    kms: KeyWrapper | None = None
+    if args.kms_key:
+        from serde_kit.crypto import AwsKms
+
+        kms = AwsKms(args.kms_key)  # region, credentials, endpoint: the usual AWS variables
+    extend = None
+    if args.extend:
+        # Wrapped entries of the current keyring unwrap with SERDE_KIT_KMS_KEY, else with --kms-key.
+        extend = load_keyring(kms=None if os.environ.get("SERDE_KIT_KMS_KEY") else kms)
+    path = Path(args.file) if args.file else None
+    if path is not None and path.exists():
+        raise ConfigError(f"{path} exists; refusing to overwrite a key file (choose a new path)")
+    if kms is not None:
+        return _keygen_wrapped(args, kms, extend, path)
     key_id, keyring = keygen(args.id, extend=extend)
-    if args.file:
-        path = Path(args.file)
-        if path.exists():
-            raise ConfigError(f"{path} exists; refusing to overwrite a key file (choose a new path)")
+    if path is not None:
         keyring.to_file(path)
         print(f"new key {key_id} written to {path} (mode 0600); point SERDE_KIT_KEYRING_FILE at it")
         return exitcodes.OK
@@ -245,6 +281,29 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     print(f"SERDE_KIT_KEYRING={keyring.to_env_value()}")
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
     print(keyfile_text(keyring), end="")
+    return exitcodes.OK
+
+
+def _keygen_wrapped(args: argparse.Namespace, kms: KeyWrapper, extend: Keyring | None, path: Path | None) -> int:
+    """``keygen --kms-key``: entries wrapped by the KMS key; no data key is ever shown or written in the clear."""
+    from serde_kit.tools.keygen import keygen, keygen_wrapped
+
+    load = f"load it with SERDE_KIT_KMS_KEY={args.kms_key} (or load_keyring(kms=AwsKms(...)))"
+    if path is not None:
+        key_id, keyring = keygen(args.id, extend=extend)
+        keyring.to_file(path, kms=kms)
+        print(f"new key {key_id} written wrapped by KMS key {args.kms_key} to {path} (mode 0600); "
+              f"point SERDE_KIT_KEYRING_FILE at it and {load}")  # fmt: skip
+        return exitcodes.OK
+    key_id, entries = keygen_wrapped(kms, args.id, extend=extend)
+    print(f"# new key id: {key_id}, wrapped by KMS key {args.kms_key}"
+          + (" (primary; existing keys kept after it, wrapped too)" if extend else ""))  # fmt: skip
+    print(f"# no key is shown in the clear; {load}")
+    print("# environment variable (keep it in your secret store):")
+    print(f"SERDE_KIT_KEYRING={','.join(entries)}")
+    print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
+    for entry in entries:
+        print(entry)
     return exitcodes.OK
 
 
@@ -285,17 +344,45 @@ def register(subparsers: Any) -> None:
         "processes at once.",
         epilog="Keys come from SERDE_KIT_KEYRING or SERDE_KIT_KEYRING_FILE (primary first), plus "
         "LANGGRAPH_AES_KEY for +aes rows. Exit status: 0 when every row was handled and reads back, "
-        "1 when a row could not be decrypted or re-encrypted (listed; such rows are left untouched), "
+        "1 when a row could not be decrypted or re-encrypted, or was refused (listed; such rows are "
+        "left untouched), "
         "130 on Ctrl-C and 143 on SIGTERM (the open batch rolled back).",
     )
     add_database_options(p)
     p.add_argument("--apply", action="store_true", help="write the changes (default: dry run)")
-    p.add_argument("--encrypt-plaintext", action="store_true", help="also encrypt unencrypted rows")
+    p.add_argument(
+        "--encrypt-plaintext",
+        action="store_true",
+        help="also encrypt unencrypted rows (each is decoded with the application's allowlist first; "
+        "the report lists them by type tag)",
+    )
     p.add_argument(
         "--upgrade-legacy",
         action="store_true",
-        help="also re-encrypt LangGraph EncryptedSerializer (+aes) rows; needs LANGGRAPH_AES_KEY",
+        help="also re-encrypt LangGraph EncryptedSerializer (+aes) rows, each decoded with the "
+        "application's allowlist first; needs LANGGRAPH_AES_KEY",
     )
+    p.add_argument(
+        "--bind",
+        action="store_true",
+        help="also bind unbound rows to their thread and namespace (read them through "
+        "bind_rows(saver) afterwards); rows already bound always keep their binding",
+    )
+    p.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="with --encrypt-plaintext/--upgrade-legacy: seal 'pickle' rows too (never unpickled here; "
+        "refused by default, since sealing a planted pickle row makes it look genuine)",
+    )
+    p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="a type the application allows (repeatable), on top of SERDE_KIT_ALLOW / SERDE_KIT_ALLOW_FILE: "
+        "rows are checked against the allowlist before their first seal (nothing is imported)",
+    )
+    p.add_argument("--allow-file", metavar="PATH", help="module:QualName lines the application allows (as --allow)")
     p.add_argument("--skip-verify", action="store_true", help="skip the final read-back of every row")
     _add_json(p)
     p.set_defaults(func=_cmd_rotate)
@@ -323,4 +410,10 @@ def register(subparsers: Any) -> None:
         help="make the new key primary in a copy of the current keyring (from the environment)",
     )
     p.add_argument("--file", help="write a new 0600 key file instead of printing")
+    p.add_argument(
+        "--kms-key",
+        metavar="ID",
+        help="wrap the key(s) with this AWS KMS key (id, ARN or alias; region, credentials and endpoint "
+        "from the usual AWS variables): entries are written as id:kms:<wrapped>, never in the clear",
+    )
     p.set_defaults(func=_cmd_keygen)

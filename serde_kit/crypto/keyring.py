@@ -118,10 +118,10 @@ class Keyring:
 
     def __init__(
         self,
-        keys: Mapping[str, bytes],
+        keys: Mapping[str, bytes | SecretBytes],
         *,
         primary: str,
-        legacy_key: bytes | None = None,
+        legacy_key: bytes | SecretBytes | None = None,
     ) -> None:
         try:
             self._init(keys, primary, legacy_key)
@@ -131,7 +131,7 @@ class Keyring:
         del keys, legacy_key  # key material: not in the frame the error is raised from
         raise err
 
-    def _init(self, keys: Mapping[str, bytes], primary: str, legacy_key: object) -> None:
+    def _init(self, keys: Mapping[str, bytes | SecretBytes], primary: str, legacy_key: object) -> None:
         if not isinstance(keys, Mapping):
             raise KeyringError(f"keys must be a mapping of id to bytes, got {type(keys).__name__}")
         checked: dict[str, SecretBytes] = {}
@@ -330,7 +330,7 @@ class Keyring:
         keys = {k: v for k, v in self._keys.items() if k != key_id}
         return Keyring(keys, primary=self._primary, legacy_key=self._legacy)
 
-    def with_legacy_key(self, legacy_key: bytes | None) -> Keyring:
+    def with_legacy_key(self, legacy_key: bytes | SecretBytes | None) -> Keyring:
         """A copy holding ``legacy_key`` (LangGraph's ``LANGGRAPH_AES_KEY`` bytes), or none."""
         try:
             return Keyring(self._keys, primary=self._primary, legacy_key=legacy_key)

@@ -11,7 +11,9 @@ Three findings, none of which ever shows a stored value:
 * **inline primitives** (PostgreSQL) — PostgresSaver keeps ``str``/``int``/
   ``float``/``bool`` channel values inside the ``checkpoints.checkpoint`` JSONB
   instead of passing them through ``serde``; listed as channel -> count per JSON
-  type (a warning).
+  type (a warning).  Values sealed by ``bind_rows(saver, seal_inline=True)``
+  are stored as encrypted blobs instead, so they are counted there and not
+  warned about.
 
 Warnings are what the saver itself always keeps in plaintext; they fail the
 run only in strict mode. Rows still under LangGraph's own ``+aes`` encryption
@@ -112,7 +114,8 @@ class AuditReport:
             chans = ", ".join(sorted(non_null))
             out.append(
                 "the saver keeps str/int/float/bool channel values inline in the "
-                f"checkpoints JSON, unencrypted (channels: {chans})"
+                f"checkpoints JSON, unencrypted (channels: {chans}); encrypt them in new checkpoints "
+                "with bind_rows(saver, seal_inline=True) (checkpoints already written keep theirs)"
             )
         for name, t in self.tables.items():
             if t.legacy:

@@ -1,4 +1,8 @@
-"""``keygen``: a new random key, alone or as the new primary of an existing keyring."""
+"""``keygen``: a new random key, alone or as the new primary of an existing keyring.
+
+With a KMS (:mod:`serde_kit.crypto.kms`) the keys are returned only wrapped
+(envelope encryption): the data key never appears in the clear in the output.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import tempfile
 from pathlib import Path
 
 from serde_kit.crypto import Keyring
+from serde_kit.crypto.kms import KeyWrapper, generate_wrapped_entry
 from serde_kit.errors import KeyringError
 
-__all__ = ["keyfile_text", "keygen"]
+__all__ = ["keyfile_text", "keygen", "keygen_wrapped"]
 
 
 def keygen(key_id: str | None = None, *, extend: Keyring | None = None) -> tuple[str, Keyring]:
@@ -27,9 +32,27 @@ def keygen(key_id: str | None = None, *, extend: Keyring | None = None) -> tuple
     return new.primary_id, combined
 
 
-def keyfile_text(keyring: Keyring) -> str:
-    """The key-file text of ``keyring`` (exactly what ``Keyring.to_file`` writes)."""
+def keygen_wrapped(
+    kms: KeyWrapper, key_id: str | None = None, *, extend: Keyring | None = None
+) -> tuple[str, list[str]]:
+    """A new random key wrapped by ``kms``; returns ``(key_id, entries)``, primary first.
+
+    Each entry is ``id:kms:<base64 wrapped key>``.  With ``extend``, the new key
+    is the primary and every key of ``extend`` follows, wrapped too.  One KMS
+    call per key.  Raises :class:`~serde_kit.errors.KeyringError` when the id
+    is taken or the KMS refuses.
+    """
+    if extend is None:
+        entry = generate_wrapped_entry(kms, key_id)
+        return entry.split(":", 1)[0], [entry]
+    new_id, keyring = keygen(key_id, extend=extend)
+    text = keyfile_text(keyring, kms=kms)
+    return new_id, [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def keyfile_text(keyring: Keyring, *, kms: KeyWrapper | None = None) -> str:
+    """The key-file text of ``keyring`` (exactly what ``Keyring.to_file`` writes; wrapped with ``kms``)."""
     with tempfile.TemporaryDirectory(prefix="serde-kit-keygen-") as d:
         path = Path(d) / "keyring"
-        keyring.to_file(path)
+        keyring.to_file(path, kms=kms)
         return path.read_text()

@@ -14,18 +14,37 @@ Per-row problems (a stray row, a row no key opens) are listed in the report,
 left untouched, and the run goes on.  Interrupted (SIGINT, or SIGTERM turned
 into KeyboardInterrupt by the caller), the open batch is rolled back and the
 partial report returned with ``interrupted`` set.
+
+Row binding (:func:`serde_kit.bound_saver.bind_rows`): a bound row keeps its
+binding, and is checked against the thread id and namespace of the row it is
+stored in (a row moved to another thread is refused, never re-sealed there).
+``bind=True`` also binds unbound rows to exactly the identity ``bind_rows``
+gives them (``thread_id`` and ``checkpoint_ns`` from the row's own columns), so
+they read back through the wrapper; tables without a thread (LangGraph's
+``cache``) stay unbound.
+
+Migrations that cannot launder: a plaintext row (``encrypt_plaintext``) or a
+LangGraph ``+aes`` row (``upgrade_legacy``) is checked before it is sealed for
+the first time: against the application's allowlist without importing anything
+(:class:`AllowlistCheck`, the default), or decoded by the application's own
+serializer (``inner``); a row refused is listed in ``refused`` and left as it
+is.  ``pickle`` rows are refused unless ``allow_pickle=True`` (they are then
+sealed without being unpickled: unpickling runs code named by the data).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import EncryptedSerializer, Keyring
-from serde_kit.crypto.blob import CIPHER_NAME, build_header
+from serde_kit.crypto.binding import RowIdentity
+from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
 from serde_kit.crypto.rows import RowKind
-from serde_kit.errors import ConfigError, CryptoError, DecodeError, StoreError
+from serde_kit.errors import BlockedTypeError, ConfigError, CryptoError, DecodeError, SerdeError, StoreError
 
 from .common import (
     HEADER_READ,
@@ -38,10 +57,12 @@ from .common import (
     stray_failure,
 )
 from .db import Database, Row, Table
+from .render import render_typed
+from .scan import iter_types
 from .db.batch import PageSizer
 from .verify import VerifyReport, verify
 
-__all__ = ["RotateReport", "rotate"]
+__all__ = ["AllowlistCheck", "RotateReport", "rotate"]
 
 #: Attempts per batch when the database aborts its transaction (deadlock, busy, lost connection).
 MAX_BATCH_ATTEMPTS = 5
@@ -72,6 +93,17 @@ class RotateReport:
     skipped_plaintext: int = 0
     skipped_legacy: int = 0
     unknown: int = 0
+    #: inner type tags of the plaintext / ``+aes`` rows sealed (would be, in a dry run)
+    plaintext_tags: Counter[str] = field(default_factory=Counter)
+    legacy_tags: Counter[str] = field(default_factory=Counter)
+    #: rows given a binding to their thread and namespace (``bind=True``)
+    bound: int = 0
+    #: with ``bind=True``, rows left unbound by table: the table has no thread (LangGraph's
+    #: ``cache``), or the row's namespace could not be told from its key
+    not_bindable: Counter[str] = field(default_factory=Counter)
+    #: plaintext / ``+aes`` rows the application's serializer refused, or pickle rows
+    #: without ``allow_pickle``: left as they are, never sealed
+    refused: list[RowFailure] = field(default_factory=list)
     #: compare-and-swap updates that lost to a concurrent write and were retried
     retried: int = 0
     #: connections lost and opened again
@@ -97,6 +129,11 @@ class RotateReport:
         self.skipped_plaintext += other.skipped_plaintext
         self.skipped_legacy += other.skipped_legacy
         self.unknown += other.unknown
+        self.plaintext_tags.update(other.plaintext_tags)
+        self.legacy_tags.update(other.legacy_tags)
+        self.bound += other.bound
+        self.not_bindable.update(other.not_bindable)
+        self.refused.extend(other.refused)
         self.retried += other.retried
         self.failures.extend(other.failures)
         if self.changed_rows is not None and other.changed_rows is not None:
@@ -107,31 +144,178 @@ class RotateReport:
         """No row failed, the run finished, and the verification pass (if run) found none unreadable."""
         return (
             not self.failures
+            and not self.refused
             and not self.interrupted
             and (self.verification is None or self.verification.ok)
         )
 
 
-def _pending(row: Row, header: bytes) -> bool:
-    """What a claim selects: a non-NULL blob not already under the primary (mirrors the SQL)."""
+def _is_bound(row: Row) -> bool:
+    """True when ``row`` is a serde_kit row with a v2 (bound) header (its first byte says so).
+
+    Only for ``+aesgcm`` rows: a plaintext or ``+aes`` blob may start with any byte.
+    """
+    return row.info.kind is RowKind.AESGCM and isinstance(row.blob, bytes) and row.blob[:1] == _BOUND_BYTE
+
+
+def _pending(row: Row, header: bytes | None) -> bool:
+    """What a claim selects: a non-NULL blob not already under the primary (mirrors the SQL).
+
+    With ``header`` None (binding) every non-NULL blob is selected.
+    """
     if row.blob is None:
         return False
+    if header is None:
+        return True
     tag, blob = row.tag, row.blob
     under = isinstance(tag, str) and tag.endswith("+" + CIPHER_NAME) and isinstance(blob, bytes) and blob.startswith(header)
     return not under
 
 
+_BOUND_BYTE = bytes((BOUND_VERSION,))
+#: ``checkpoint_ns_hash`` of the root namespace (MySQL savers key rows by MD5(checkpoint_ns)).
+_ROOT_NS_HASH = hashlib.md5(b"").digest()
+_PICKLE_TAG = "pickle"
+_PICKLE_REFUSED = (
+    "PickleRowRefused: a 'pickle' row; unpickling runs code named by the data, and sealing it would "
+    "make a planted row look genuine. Check where it came from, then rerun with --allow-pickle "
+    "(allow_pickle=True) to seal it unread, or delete it"
+)
+
+
+class _Refused(Exception):
+    """The application's serializer refused a row before it was sealed (carries its error)."""
+
+    def __init__(self, error: SerdeError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _InnerLike(Protocol):
+    def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
+
+
+class _Checker:
+    """Inner serializer for rotate: decodes a row to check it, never serializes."""
+
+    def __init__(self, inner: _InnerLike) -> None:
+        self._inner = inner
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        raise TypeError("rotate never serializes values")
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        try:
+            self._inner.loads_typed(data)
+        except SerdeError as e:
+            raise _Refused(e) from None
+        return None
+
+
+class _Identities:
+    """Each row's identity from its own key columns: exactly what ``bind_rows`` binds.
+
+    ``thread_id`` and ``checkpoint_ns`` (SQLite and PostgreSQL savers); MySQL
+    savers key rows by ``checkpoint_ns_hash`` = MD5(checkpoint_ns), so the
+    namespace is read once per hash (and checked against it).  None for tables
+    that have no thread (LangGraph's ``cache``): such rows stay unbound.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._columns = {t.name: t.pk_columns for t in db.tables}
+        self._ns_by_hash: dict[bytes, str | None] = {_ROOT_NS_HASH: ""}
+
+    def of(self, row: Row) -> RowIdentity | None:
+        columns = self._columns.get(row.table, ())
+        if "thread_id" not in columns:
+            return None
+        thread_id = row.pk[columns.index("thread_id")]
+        if "checkpoint_ns" in columns:
+            ns = row.pk[columns.index("checkpoint_ns")]
+        elif "checkpoint_ns_hash" in columns:
+            ns = self._namespace(row.table, row.pk[columns.index("checkpoint_ns_hash")])
+        else:
+            return None
+        if thread_id is None or not isinstance(ns, str):
+            return None
+        return RowIdentity(str(thread_id), ns)
+
+    def _namespace(self, table: str, digest: Any) -> str | None:
+        if not isinstance(digest, (bytes, bytearray, memoryview)):
+            return None
+        digest = bytes(digest)
+        if digest not in self._ns_by_hash:
+            db = self._db
+            found = db.query(
+                f"SELECT checkpoint_ns FROM {db.quote(table)} WHERE checkpoint_ns_hash = {db.mark} LIMIT 1",
+                [digest],
+            )
+            ns = found[0][0] if found else None
+            # Trust the column only where it is the namespace's hash (it is a plain column in older layouts).
+            ok = isinstance(ns, str) and hashlib.md5(ns.encode()).digest() == digest
+            self._ns_by_hash[digest] = ns if ok else None
+        return self._ns_by_hash[digest]
+
+
+class AllowlistCheck:
+    """The application's allowlist applied to a stored row without importing anything.
+
+    ``loads_typed`` renders the row as the inspect tools do (nothing named in the
+    data is imported or built) and raises :class:`~serde_kit.errors.BlockedTypeError`
+    for a type ``allowlist`` does not allow, :class:`~serde_kit.errors.DecodeError`
+    for bytes that do not decode (or exceed the decode budget).  What ``rotate``
+    uses to check a row before its first seal when no serializer is given: the
+    tool then needs the application's allowlist, not its code.
+    """
+
+    def __init__(self, allowlist: Allowlist) -> None:
+        self.allowlist = allowlist
+
+    def loads_typed(self, data: tuple[str, bytes]) -> None:
+        for module, name, code in iter_types(render_typed(data)):
+            # numpy arrays (6) and delta snapshots (7) name no class: the decoder builds them itself.
+            if code in (6, 7) or self._allows(module, name):
+                continue
+            raise BlockedTypeError(
+                f"row holds {module}.{name} (ext code {code}), which the application's allowlist does "
+                f"not allow; if the application allows it, add it with --allow {module}:{name} "
+                f"(or SERDE_KIT_ALLOW), else the row was planted: delete it",
+                module=module,
+                name=name,
+            )
+
+    def _allows(self, module: str, name: str) -> bool:
+        # Rendered types are "module.qualname": try each split of a nested qualname.
+        dotted = f"{module}.{name}" if module else name
+        parts = dotted.split(".")
+        return any(self.allowlist.allows(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts)))
+
+
 class _Rotator:
     def __init__(
-        self, db: Database, serde: EncryptedSerializer, report: RotateReport, *, encrypt_plaintext: bool, upgrade_legacy: bool
+        self,
+        db: Database,
+        serde: EncryptedSerializer,
+        report: RotateReport,
+        *,
+        encrypt_plaintext: bool,
+        upgrade_legacy: bool,
+        bind: bool = False,
+        allow_pickle: bool = False,
     ) -> None:
         self.db = db
         self.serde = serde
         self.report = report
         self.encrypt_plaintext = encrypt_plaintext
         self.upgrade_legacy = upgrade_legacy
+        self.bind = bind
+        self.allow_pickle = allow_pickle
+        self.identities = _Identities(db)
         self.primary = serde.keyring.primary_id
         self.header = build_header(self.primary)
+        #: what the claim SQL may skip: rows under the primary, unless unbound ones must be bound
+        self.exclude: bytes | None = None if bind else self.header
         self.reconnects = 0
 
     def wanted(self, row: Row) -> str | None:
@@ -141,7 +325,13 @@ class _Rotator:
         if kind is RowKind.EMPTY:
             return None
         if kind is RowKind.AESGCM:
-            return None if info.key_id == self.primary else info.key_id
+            if info.key_id != self.primary:
+                return info.key_id
+            if self.bind and not _is_bound(row):
+                if self.identities.of(row) is not None:
+                    return info.key_id
+                self.report.not_bindable[row.table] += 1
+            return None
         if kind is RowKind.LEGACY:
             if self.upgrade_legacy:
                 return "legacy"
@@ -161,23 +351,49 @@ class _Rotator:
     def fail(self, row: Row, error: BaseException | str) -> None:
         self.report.failures.append(RowFailure.of(row, error))
 
-    def _changed(self, row: Row, source: str) -> None:
-        self.report.changed[source] += 1
-        self.report.changed_by_table[row.table] += 1
-        if self.report.changed_rows is not None:
-            self.report.changed_rows.append((row.table, row.pk))
+    def _changed(self, row: Row, source: str, new: tuple[str, bytes]) -> None:
+        report = self.report
+        report.changed[source] += 1
+        report.changed_by_table[row.table] += 1
+        if source == "plaintext":
+            report.plaintext_tags[str(row.info.inner_tag)] += 1
+        elif source == "legacy":
+            report.legacy_tags[str(row.info.inner_tag)] += 1
+        if new[1][:1] != _BOUND_BYTE:
+            if self.bind:
+                report.not_bindable[row.table] += 1
+        elif not _is_bound(row):
+            report.bound += 1
+        if report.changed_rows is not None:
+            report.changed_rows.append((row.table, row.pk))
 
     def _prepare(self, row: Row | None) -> tuple[Row, str, tuple[str, bytes]] | None:
-        """``(row, source, new value)`` if ``row`` needs writing; failures are recorded."""
+        """``(row, source, new value)`` if ``row`` needs writing; failures and refusals are recorded."""
         if row is None:
             return None  # deleted by the application meanwhile: nothing to keep
         source = self.wanted(row)
         if source is None:
             return None
+        first_seal = row.info.kind in (RowKind.PLAINTEXT, RowKind.LEGACY)
+        pickled = first_seal and row.info.inner_tag == _PICKLE_TAG
+        if pickled and not self.allow_pickle:
+            self.report.refused.append(RowFailure.of(row, _PICKLE_REFUSED))
+            return None
+        # A bound row is checked against the row it is stored in; an unbound one is bound there on request.
+        identity = self.identities.of(row) if self.bind or _is_bound(row) else None
         try:
             new = self.serde.reencrypt(
-                (row.tag, row.blob), encrypt_plaintext=self.encrypt_plaintext, upgrade_legacy=self.upgrade_legacy
+                (row.tag, row.blob),
+                encrypt_plaintext=self.encrypt_plaintext,
+                upgrade_legacy=self.upgrade_legacy,
+                bind_to=identity,
+                check_inner=first_seal and not pickled,
             )
+        except _Refused as e:
+            self.report.refused.append(
+                RowFailure.of(row, f"{type(e.error).__name__}: the application's serializer refuses it ({e.error})")
+            )
+            return None
         except (CryptoError, DecodeError) as e:
             self.fail(row, describe_failure(row.info, e))
             return None
@@ -187,9 +403,9 @@ class _Rotator:
         """Re-encrypt ``rows`` in one go; rows that changed meanwhile are redone one by one."""
         work = [w for w in map(self._prepare, rows) if w is not None]
         applied = batch.compare_and_swap_many([(row, *new) for row, _, new in work])
-        for (row, source, _), ok in zip(work, applied, strict=True):
+        for (row, source, new), ok in zip(work, applied, strict=True):
             if ok:
-                self._changed(row, source)
+                self._changed(row, source, new)
             else:
                 self._redo(batch, row)
 
@@ -202,7 +418,7 @@ class _Rotator:
                 return
             row, source, new = work
             if batch.compare_and_swap(row, *new):
-                self._changed(row, source)
+                self._changed(row, source, new)
                 return
         self.fail(row, f"row kept changing; gave up after {MAX_CAS_ATTEMPTS} attempts")
 
@@ -212,7 +428,7 @@ class _Rotator:
         sizer = PageSizer(batch_size)  # memory stays bounded whatever batch_size says
         while True:
             limit = sizer.limit
-            rows, missed = self._run_batch(table, after=after, limit=limit, exclude_header=self.header, skip_locked=True)
+            rows, missed = self._run_batch(table, after=after, limit=limit, exclude_header=self.exclude, skip_locked=True)
             sizer.saw(rows)
             bar.update(len(rows))
             if missed:
@@ -228,7 +444,7 @@ class _Rotator:
     def _sweep(self, table: Table, *, after: Any, until: Any, seen: set[Any], limit: int) -> None:
         while True:
             rows, _ = self._run_batch(
-                table, after=after, until=until, limit=limit, exclude_header=self.header, skip_locked=False, seen=seen
+                table, after=after, until=until, limit=limit, exclude_header=self.exclude, skip_locked=False, seen=seen
             )
             if not rows:
                 return
@@ -274,6 +490,9 @@ def rotate(
     apply: bool = False,
     encrypt_plaintext: bool = False,
     upgrade_legacy: bool = False,
+    bind: bool = False,
+    allow_pickle: bool = False,
+    inner: _InnerLike | None = None,
     batch_size: int = 500,
     verify_after: bool = True,
     record_changes: bool = False,
@@ -283,25 +502,45 @@ def rotate(
 
     Dry run unless ``apply=True`` (then ``db`` must be writable).  Plaintext
     rows are encrypted only with ``encrypt_plaintext=True``, LangGraph ``+aes``
-    rows upgraded only with ``upgrade_legacy=True`` (needs the legacy key).
-    Rows that cannot be decrypted, and stray rows, are reported in
-    ``failures`` and left untouched.  After applying, a verification pass
-    (``verify_after``) reads every row back.  ``record_changes=True`` lists
-    every changed row's primary key in ``changed_rows``.  Raises
-    :class:`~serde_kit.errors.StoreError` when the database fails past the
-    retries (the open batch is rolled back; a rerun resumes).
+    rows upgraded only with ``upgrade_legacy=True`` (needs the legacy key);
+    each is first decoded with ``inner``, the application's serializer
+    (e.g. ``Serializer(allow=[MyState])``, which imports and builds the types),
+    by default :class:`AllowlistCheck` of ``Allowlist.from_env()`` (decodes
+    without importing anything), and a row it refuses is listed in ``refused``
+    and left as it is, as are ``pickle`` rows unless ``allow_pickle=True``.
+    Bound rows keep their binding; ``bind=True`` binds unbound rows to their
+    thread id and namespace (what :func:`~serde_kit.bound_saver.bind_rows`
+    reads).  A bound row stored under another thread than its own is listed
+    in ``failures`` and left as it is.  Rows that cannot be decrypted, and
+    stray rows, are reported in ``failures`` and left untouched.  After
+    applying, a verification pass (``verify_after``) reads every row back.
+    ``record_changes=True`` lists every changed row's primary key in
+    ``changed_rows``.  Raises :class:`~serde_kit.errors.StoreError` when the
+    database fails past the retries (the open batch is rolled back; a rerun
+    resumes).
     """
     if batch_size < 1:
         raise ConfigError("batch size must be at least 1")
     if apply:
         db.check_writable()
-    serde = bytes_serializer(keyring)
+    if inner is None and (encrypt_plaintext or upgrade_legacy):
+        inner = AllowlistCheck(Allowlist.from_env())
+    # Key rotation and binding only move bytes; first seals decode the row with the application's serializer.
+    serde = bytes_serializer(keyring) if inner is None else EncryptedSerializer(_Checker(inner), keyring)
     report = RotateReport(dry_run=not apply, primary_id=keyring.primary_id, changed_rows=[] if record_changes else None)
-    rotator = _Rotator(db, serde, report, encrypt_plaintext=encrypt_plaintext, upgrade_legacy=upgrade_legacy)
-    header = rotator.header
+    rotator = _Rotator(
+        db,
+        serde,
+        report,
+        encrypt_plaintext=encrypt_plaintext,
+        upgrade_legacy=upgrade_legacy,
+        bind=bind,
+        allow_pickle=allow_pickle,
+    )
+    exclude = rotator.exclude
 
     def total() -> int:
-        return sum(db.count_pending(t, exclude_header=header) for t in db.tables) if apply else db.count_rows()
+        return sum(db.count_pending(t, exclude_header=exclude) for t in db.tables) if apply else db.count_rows()
 
     bar = open_bar(progress, total, "rotate" if apply else "rotate (dry run)")
     try:
@@ -323,11 +562,23 @@ def rotate(
 
 def _dry_run(db: Database, rotator: _Rotator, keyring: Keyring, *, batch_size: int, bar: ProgressBar) -> None:
     report = rotator.report
-    for rows in db.iter_rows(batch_size, head=HEADER_READ):
+    # Key rotation alone is decided from headers; binding and first seals need whole rows
+    # (the binding is checked, and the application's serializer decodes what would be sealed).
+    whole = rotator.bind or rotator.encrypt_plaintext or rotator.upgrade_legacy
+    for rows in db.iter_rows(batch_size, head=None if whole else HEADER_READ):
         for row in rows:
-            if not _pending(row, rotator.header):
+            if not _pending(row, rotator.exclude):
                 if row.blob is not None:
                     report.already_primary += 1
+                continue
+            if whole:
+                if row.info.kind is RowKind.AESGCM and rotator.wanted(row) is None:
+                    report.already_primary += 1
+                    continue
+                report.examined += 1
+                work = rotator._prepare(row)
+                if work is not None:
+                    rotator._changed(*work)
                 continue
             report.examined += 1
             source = rotator.wanted(row)

@@ -445,3 +445,89 @@ def _raises_binding(fn, *args) -> bool:
     except RowBindingError:
         return True
     return False
+
+
+# -- MySQL (MariaDB): PyMySQLSaver and AIOMySQLSaver -------------------------------------
+
+
+def _mysql_connect(dsn: str):
+    import pymysql
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    return pymysql.connect(**PyMySQLSaver.parse_conn_string(dsn), autocommit=True)
+
+
+def _mysql_saver(conn):
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    saver = PyMySQLSaver(conn, serde=_serde())
+    saver.setup()
+    return saver
+
+
+def _mysql_db(dsn: str, bound: bool) -> None:
+    with _mysql_connect(dsn) as conn:
+        saver = _mysql_saver(conn)
+        graph = _graph(bind_rows(saver) if bound else saver)
+        _run(graph, "alice", ALICE_SECRET)
+        _run(graph, "mallory", MALLORY_TEXT)
+
+
+def _mysql_paste_blobs(dsn: str, src: str, dst: str) -> int:
+    """Overwrite every ``dst`` channel blob with ``src``'s blob of the same channel (plain SQL, no key)."""
+    with _mysql_connect(dsn) as conn, conn.cursor() as cur:
+        return cur.execute(
+            "UPDATE checkpoint_blobs AS d JOIN checkpoint_blobs AS s "
+            "ON d.channel = s.channel AND d.checkpoint_ns_hash = s.checkpoint_ns_hash "
+            "SET d.type = s.type, d.`blob` = s.`blob` "
+            "WHERE d.thread_id = %s AND s.thread_id = %s AND s.type <> 'empty'",
+            (dst, src),
+        )
+
+
+def _read_mysql(dsn: str, bound: bool, thread: str) -> dict:
+    with _mysql_connect(dsn) as conn:
+        saver = _mysql_saver(conn)
+        return _graph(bind_rows(saver) if bound else saver).get_state(_conf(thread)).values
+
+
+@pytest.mark.mysql
+def test_mysql_cut_and_paste_control_unbound_rows_leak(mysql_db: str) -> None:
+    _mysql_db(mysql_db, bound=False)
+    assert _mysql_paste_blobs(mysql_db, "alice", "mallory") > 0
+    assert _read_mysql(mysql_db, False, "mallory")["secret"] == {"value": ALICE_SECRET}
+
+
+@pytest.mark.mysql
+def test_mysql_cut_and_paste_onto_another_thread_is_refused(mysql_db: str) -> None:
+    _mysql_db(mysql_db, bound=True)
+    assert _read_mysql(mysql_db, True, "mallory")["secret"] == {"value": MALLORY_TEXT}
+    assert _mysql_paste_blobs(mysql_db, "alice", "mallory") > 0
+    with pytest.raises(RowBindingError, match="different thread"):
+        _read_mysql(mysql_db, True, "mallory")
+    assert _read_mysql(mysql_db, True, "alice")["secret"] == {"value": ALICE_SECRET}
+
+
+@pytest.mark.mysql
+@pytest.mark.filterwarnings("ignore:Table '.*' already exists")
+@pytest.mark.filterwarnings("ignore:Duplicate entry .* for key 'PRIMARY'")
+def test_mysql_async_cut_and_paste_is_refused(mysql_db: str) -> None:
+    import asyncio
+
+    from langgraph.checkpoint.mysql.aio import AIOMySQLSaver
+
+    async def run(thread: str | None = None) -> dict:
+        async with AIOMySQLSaver.from_conn_string(mysql_db, serde=_serde()) as saver:
+            await saver.setup()
+            graph = _graph(bind_rows(saver))
+            if thread is None:
+                await graph.ainvoke({"secret": {"value": ALICE_SECRET}, "notes": []}, _conf("alice"))
+                await graph.ainvoke({"secret": {"value": MALLORY_TEXT}, "notes": []}, _conf("mallory"))
+                thread = "mallory"
+            return (await graph.aget_state(_conf(thread))).values
+
+    assert asyncio.run(run())["secret"] == {"value": MALLORY_TEXT}
+    assert _mysql_paste_blobs(mysql_db, "alice", "mallory") > 0
+    with pytest.raises(RowBindingError, match="different thread"):
+        asyncio.run(run("mallory"))
+    assert asyncio.run(run("alice"))["secret"] == {"value": ALICE_SECRET}

@@ -135,3 +135,61 @@ def test_seal_inline_is_refused_for_savers_that_need_no_help() -> None:
     saver = InMemorySaver(serde=EncryptedSerializer(Serializer(), KEYRING))
     with pytest.raises(ConfigError, match="PostgreSQL"):
         bind_rows(saver, seal_inline=True)
+
+
+# -- audit ------------------------------------------------------------------------------
+
+
+def _audit(dsn: str):
+    from serde_kit.tools.audit import audit_store
+    from serde_kit.tools.db import open_database
+
+    with open_database(postgres=dsn) as store:
+        return audit_store(store)
+
+
+def _inline_warnings(report) -> list[str]:
+    return [w for w in report.warnings() if "inline" in w]
+
+
+def test_audit_does_not_warn_for_sealed_inline_values(postgres_db: str) -> None:
+    with _connect(postgres_db) as pg:
+        graph = _graph(_saver(pg, seal_inline=True))
+        graph.invoke({"api_token": TOKEN, "step": "s0", "count": 7, "notes": []}, _conf("t1"))
+        graph.invoke({"notes": ["again"]}, _conf("t1"))
+    report = _audit(postgres_db)
+    assert _inline_warnings(report) == []
+    assert {ch: t for ch, t in report.inline_primitives.items() if set(t) - {"null"}} == {}
+    assert report.exit_code() == 0 and report.plaintext_rows == 0
+    # the sealed values are counted as encrypted rows instead
+    assert report.tables["checkpoint_blobs"].encrypted > 0
+
+
+def test_audit_still_warns_for_unsealed_inline_values(postgres_db: str) -> None:
+    with _connect(postgres_db) as pg:
+        graph = _graph(_saver(pg))
+        graph.invoke({"api_token": TOKEN, "step": "s0", "count": 7, "notes": []}, _conf("t1"))
+    (warning,) = _inline_warnings(_audit(postgres_db))
+    assert "api_token" in warning and "count" in warning and "seal_inline=True" in warning
+    assert TOKEN not in warning  # counts and names only, never values
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tools/db (not this change's to edit): inline_primitives skips every inline value with a blob at "
+    "the same version, meant for the delta-snapshot marker (always JSON true); seal_inline writes such a blob "
+    "for an unchanged channel, so the older checkpoint's plaintext value is no longer counted. Fix: skip only "
+    "when the inline value is true",
+)
+def test_audit_still_warns_for_inline_values_of_checkpoints_written_before_sealing(postgres_db: str) -> None:
+    with _connect(postgres_db) as pg:
+        graph = _graph(_saver(pg))
+        graph.invoke({"api_token": TOKEN, "step": "s0", "count": 7, "notes": []}, _conf("t1"))
+    assert TOKEN in _checkpoint_texts(postgres_db, "t1")[0]
+    # Sealing from now on: the checkpoints written before keep their inline values, and audit must say so.
+    with _connect(postgres_db) as pg:
+        graph = _graph(_saver(pg, seal_inline=True))
+        graph.invoke({"notes": ["more"]}, _conf("t1"))
+    assert any(TOKEN in text for text in _checkpoint_texts(postgres_db, "t1"))
+    (warning,) = _inline_warnings(_audit(postgres_db))
+    assert "api_token" in warning

@@ -207,10 +207,20 @@ def populate(saver_factory: SaverFactory, *, threads_per_group: int = 3) -> None
 # -- reading back ------------------------------------------------------------
 
 
-def graph_snapshot(saver_factory: SaverFactory, threads: list[str]) -> dict[str, Any]:
-    """Everything the saver gives back per thread: all checkpoint tuples and graph state."""
+def graph_snapshot(
+    saver_factory: SaverFactory,
+    threads: list[str],
+    *,
+    keyring: Keyring = K_ROTATE,
+    wrap: Callable[[Any], Any] = lambda saver: saver,
+) -> dict[str, Any]:
+    """Everything the saver gives back per thread: all checkpoint tuples and graph state.
+
+    ``wrap`` wraps the saver first (e.g. ``bind_rows``).
+    """
     out: dict[str, Any] = {}
-    with saver_factory(reader_serde()) as saver:
+    with saver_factory(reader_serde(keyring)) as raw:
+        saver = wrap(raw)
         app = build_graph().compile(checkpointer=saver)
         for t in threads:
             tuples = [

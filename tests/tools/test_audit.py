@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 from inspect_fixtures import (
+    USER_MODULE,
     KEY_ID,
     Databases,
     dbs,  # noqa: F401  (fixture)
@@ -120,7 +121,10 @@ def test_audit_passes_after_rotate_encrypts_the_plaintext(dbs: Databases, capsys
     assert run_audit(capsys, args)[0] == 1
     for k, v in keyring_env().items():
         monkeypatch.setenv(k, v)
-    assert main(["rotate", *args, "--encrypt-plaintext", "--apply", "--quiet"]) == 0
+    # rotate checks each plaintext row against the application's allowlist before sealing it
+    # (without importing the application's types: they are not importable here).
+    monkeypatch.setenv("SERDE_KIT_ALLOW", ",".join(f"{USER_MODULE}:{n}" for n in ("Doc", "Note")))
+    assert main(["rotate", *args, "--allow", f"{USER_MODULE}:Mood", "--encrypt-plaintext", "--apply", "--quiet"]) == 0
     capsys.readouterr()
     code, out = run_audit(capsys, args)
     assert code == 0, out
