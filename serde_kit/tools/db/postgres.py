@@ -231,7 +231,7 @@ class PostgresDatabase(ServerDatabase):
             FROM checkpoints c,
                  jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object'
                                  THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) AS kv
-            WHERE NOT EXISTS (
+            WHERE kv.value <> 'true'::jsonb OR NOT EXISTS (
                 SELECT 1 FROM checkpoint_blobs b
                 WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
                   AND b.channel = kv.key

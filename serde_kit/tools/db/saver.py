@@ -183,10 +183,10 @@ class SaverQueries:
                     continue
                 versions = versions if isinstance(versions, dict) else {}
                 for channel, value in values.items():
-                    # An inline value with a blob at the same version is the
-                    # delta-snapshot marker, not data: the blob holds the value.
+                    # The delta-snapshot marker (inline true with a blob at the same
+                    # version) is not data: the blob holds the value.
                     version = versions.get(channel)
-                    if version is not None and self.query(
+                    if value is True and version is not None and self.query(
                         f"SELECT 1 FROM {blobs} WHERE thread_id = {m} AND checkpoint_ns = {m} "
                         f"AND channel = {m} AND version = {m} LIMIT 1",
                         [thread_id, ns, channel, str(version)],
