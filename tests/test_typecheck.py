@@ -27,6 +27,15 @@ CLEAN = (
     "serde_kit/crypto/blob.py",
     "serde_kit/crypto/legacy.py",
     "tests/typing/",
+    # eco2
+    "serde_kit/__main__.py",
+    "serde_kit/_stack.py",
+    "serde_kit/_text.py",
+    "serde_kit/allowlist.py",
+    "serde_kit/encoder.py",
+    "serde_kit/ext/langgraph.py",
+    "serde_kit/legacy_json.py",
+    "serde_kit/limits.py",
 )
 TARGETS = ["serde_kit", "tests/typing"]
 
