@@ -428,3 +428,18 @@ def test_mysql_saver_without_autocommit_misses_what_others_write(mysql_db: str) 
             builder.compile(checkpointer=PyMySQLSaver(other, serde=Serializer())).invoke({"n": 10}, config)
             seen[autocommit] = graph.get_state(config).values
     assert seen == {False: {"n": 2}, True: {"n": 11}}
+
+
+# --- the two commands of "Try it" ---------------------------------------------------
+
+
+def test_the_demo_extra_installs_what_the_demo_runs() -> None:
+    # ./scripts/demo.sh installs only the demo extra; the demo runs the serde-kit command
+    # line, whose tqdm comes with the cli extra (a fresh clone's demo stopped at rotation).
+    assert "scripts/bootstrap.sh demo" in (ROOT / "scripts" / "demo.sh").read_text()
+    assert "serde-kit" in (ROOT / "examples" / "demo.py").read_text()
+    (demo,) = [r for r in importlib.metadata.requires("serde-kit") or [] if 'extra == "demo"' in r]
+    match = re.fullmatch(r'serde-kit\[([\w,]+)\]; extra == "demo"', demo)
+    assert match, demo
+    extras = set(match[1].split(","))
+    assert {"cli", "langgraph", "sqlite", "numpy", "pydantic"} <= extras, demo
