@@ -443,3 +443,33 @@ def test_the_demo_extra_installs_what_the_demo_runs() -> None:
     assert match, demo
     extras = set(match[1].split(","))
     assert {"cli", "langgraph", "sqlite", "numpy", "pydantic"} <= extras, demo
+
+
+def test_the_cli_tour_runs_on_the_demo_database(tmp_path: Path) -> None:
+    demo = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "demo.py")], cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SERDE_KIT_", "MYSQL_", "PG"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # .venv/bin, as the README says
+    lines = [line.split("#")[0].strip() for line in _code("cli tour (bash, after ./scripts/demo.sh)").splitlines()]
+    exports = [line for line in lines if line.startswith("export ")]
+    commands = [line for line in lines if line.startswith("serde-kit ")]
+    assert len(exports) == 2 and len(commands) + len(exports) == len([line for line in lines if line])
+    for line in exports:
+        name, _, value = line.removeprefix("export ").partition("=")
+        env[name] = value
+    outputs: dict[str, str] = {}
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+        # --check exits 1 because the demo's own types are not in SERDE_KIT_ALLOW, as its comment says.
+        assert done.returncode == (1 if command.endswith("--check") else 0), command + "\n" + done.stdout + done.stderr
+        assert done.stdout.strip() and "error:" not in done.stderr, command + "\n" + done.stdout + done.stderr
+        outputs[command] = done.stdout
+    assert "primary k2" in outputs["serde-kit status"]
+    assert "0 failed" in outputs["serde-kit verify"]
+    assert "task-001" in outputs["serde-kit inspect"]
+    assert 'SERDE_KIT_ALLOW="demo:DocSummary,demo:Reviewer"' in outputs["serde-kit allowlist scan --check"]
+    env["SERDE_KIT_ALLOW"] = "demo:DocSummary,demo:Reviewer"
+    done = subprocess.run(["bash", "-c", "serde-kit allowlist scan --check"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
