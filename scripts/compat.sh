@@ -83,7 +83,7 @@ for name in "${envs[@]}"; do
     # Run a copy of the tests with no source tree beside it, so serde_kit comes from the wheel.
     work="$venv/work"
     mkdir -p "$work"
-    cp -r tests pyproject.toml README.md "$work/"
+    cp -r tests examples scripts pyproject.toml README.md "$work/"  # tests/test_readme.py runs the demo
     site="$(cd "$work" && "$venv/bin/python" -c 'import serde_kit, os; print(os.path.dirname(serde_kit.__file__))')"
     case "$site" in *site-packages*) ;; *) echo "== $name: serde_kit not imported from the wheel: $site"; exit 1 ;; esac
     echo "== $name: pytest (serde_kit from $site)"
