@@ -72,8 +72,15 @@ class DocSummary:
     flagged: bool = False
 
 
-class TaskState(TypedDict, total=False):
+class TaskInput(TypedDict):
+    """What a run starts from."""
+
     doc_ids: list[str]
+
+
+class TaskState(TaskInput):
+    """The whole state: each node reads only the keys the nodes before it wrote."""
+
     reviewer: Reviewer
     processed: list[DocSummary]
     started_at: datetime
@@ -96,7 +103,7 @@ def make_serializer() -> Serializer | EncryptedSerializer:
 def _note_run(config: RunnableConfig, node: str) -> None:
     # Appended outside the checkpoint on purpose: it proves which process ran
     # which node, independently of what the saver stored.
-    with open(config["configurable"]["run_log"], "a", encoding="utf-8") as f:
+    with open(config.get("configurable", {})["run_log"], "a", encoding="utf-8") as f:
         f.write(f"{node} pid={os.getpid()}\n")
 
 
@@ -137,8 +144,11 @@ def finalize(state: TaskState, config: RunnableConfig) -> dict[str, Any]:
     return {"result": result}
 
 
-def build_graph(saver: SqliteSaver) -> CompiledStateGraph:
-    builder = StateGraph(TaskState)
+Graph = CompiledStateGraph[TaskState, None, TaskInput, TaskState]
+
+
+def build_graph(saver: SqliteSaver) -> Graph:
+    builder = StateGraph(TaskState, input_schema=TaskInput)
     builder.add_node("process_docs", process_docs)
     builder.add_node("human_review", human_review)
     builder.add_node("finalize", finalize)
@@ -149,7 +159,7 @@ def build_graph(saver: SqliteSaver) -> CompiledStateGraph:
     return builder.compile(checkpointer=saver)
 
 
-def _open(data_dir: Path) -> tuple[sqlite3.Connection, CompiledStateGraph, RunnableConfig]:
+def _open(data_dir: Path) -> tuple[sqlite3.Connection, Graph, RunnableConfig]:
     conn = sqlite3.connect(data_dir / DB_NAME, check_same_thread=False)
     graph = build_graph(SqliteSaver(conn, serde=make_serializer()))
     config: RunnableConfig = {"configurable": {"thread_id": THREAD_ID, "run_log": str(data_dir / RUN_LOG)}}
@@ -198,9 +208,9 @@ def phase_history(data_dir: Path) -> None:
         print(f"  {len(history)} checkpoints for thread {THREAD_ID!r} (oldest first):")
         print(f"  {'step':>4}  {'checkpoint id':<36}  {'next':<14}  values")
         for snap in history:
-            cid = snap.config["configurable"]["checkpoint_id"]
+            cid = snap.config.get("configurable", {})["checkpoint_id"]
             nxt = ",".join(snap.next) or "-"
-            print(f"  {snap.metadata.get('step', '?'):>4}  {cid:<36}  {nxt:<14}  {_short(snap.values)}")
+            print(f"  {(snap.metadata or {}).get('step', '?'):>4}  {cid:<36}  {nxt:<14}  {_short(snap.values)}")
         final = history[-1].values
         print(f"  final result: {final.get('result')!r}")
     finally:
@@ -307,7 +317,7 @@ def run_story(data_dir: Path, *, encrypted: bool = True) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python examples/demo.py", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python examples/demo.py", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--phase", choices=["all", "start", "resume", "history"], default="all",
                         help="run one step only (the default runs the whole story)")
     parser.add_argument("--data-dir", type=Path, default=Path("demo-data"),

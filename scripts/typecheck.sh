@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-check the package and the typed README snippets (tests/typing/) with mypy --strict
+# Type-check the package, the typed README snippets (tests/typing/) and examples/ with mypy --strict
 # and pyright, as users' editors will. Settings: [tool.mypy] and [tool.pyright] in
 # pyproject.toml. Exit code 1 while either reports an error anywhere.
 # tests/test_typecheck.py runs the same two commands and holds the files already clean at 0.
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh dev
 status=0
 echo "== mypy --strict"
-.venv/bin/python -m mypy serde_kit tests/typing || status=1
+.venv/bin/python -m mypy serde_kit tests/typing examples || status=1
 echo "== pyright"
-.venv/bin/pyright serde_kit tests/typing || status=1
+.venv/bin/pyright serde_kit tests/typing examples || status=1
 exit $status

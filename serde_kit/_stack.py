@@ -33,13 +33,14 @@ _lock = threading.Lock()
 
 def on_big_stack(fn: Callable[..., T], *args: Any) -> T:
     """Run ``fn(*args)`` in a helper thread with a large stack and return its result."""
-    outcome: list[Any] = []
+    results: list[T] = []
+    errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            outcome.append((True, fn(*args)))
+            results.append(fn(*args))
         except BaseException as exc:  # handed back to the caller's thread below
-            outcome.append((False, exc))
+            errors.append(exc)
 
     stack_bytes = max(_HELPER_STACK_BYTES, min(sys.getrecursionlimit() * _STACK_BYTES_PER_LEVEL, 1 << 31))
     with _lock:
@@ -50,7 +51,6 @@ def on_big_stack(fn: Callable[..., T], *args: Any) -> T:
         finally:
             threading.stack_size(previous)
     thread.join()
-    ok, value = outcome[0]
-    if ok:
-        return value
-    raise value
+    if errors:
+        raise errors[0]
+    return results[0]

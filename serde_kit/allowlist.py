@@ -22,9 +22,13 @@ import types
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:  # optional dependencies, only for the casts in _pydantic_fields
+    import pydantic
+    import pydantic.v1
 
 __all__ = ["Allowlist", "AllowEntry", "ENV_VAR", "ENV_FILE_VAR", "type_key"]
 
@@ -386,8 +390,10 @@ def _walk_hints(tp: type, found: set[type], visited: set[Any]) -> None:
 def _pydantic_fields(tp: type) -> list[Any] | None:
     v2 = sys.modules.get("pydantic")
     if v2 is not None and issubclass(tp, v2.BaseModel):
-        return [field.annotation for field in tp.model_fields.values()]
+        model = cast("type[pydantic.BaseModel]", tp)  # issubclass on a module attribute does not narrow
+        return [field.annotation for field in model.model_fields.values()]
     v1 = sys.modules.get("pydantic.v1")
     if v1 is not None and issubclass(tp, v1.BaseModel):
-        return [field.outer_type_ for field in tp.__fields__.values()]
+        model_v1 = cast("type[pydantic.v1.BaseModel]", tp)
+        return [field.outer_type_ for field in model_v1.__fields__.values()]
     return None

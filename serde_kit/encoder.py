@@ -246,10 +246,17 @@ def _builtin_value(cls: type) -> EncodeFn | None:
         return _as_str
     for base in (bytes, int, float, list, tuple, set, frozenset):
         if issubclass(cls, base):
-            return lambda obj, call, base=base: base(obj)
+            return _as_builtin(base)
     if issubclass(cls, dict):
         return _as_dict
     return None
+
+
+def _as_builtin(base: type[Any]) -> EncodeFn:
+    def encode(obj: Any, call: Any) -> Any:
+        return base(obj)
+
+    return encode
 
 
 def _as_str(obj: str, call: Any) -> Any:
@@ -257,7 +264,7 @@ def _as_str(obj: str, call: Any) -> Any:
     return stdlib.LoneSurrogates(text) if stdlib.has_lone_surrogates(text) else text
 
 
-def _as_dict(obj: dict, call: Any) -> Any:
+def _as_dict(obj: dict[Any, Any], call: Any) -> Any:
     plain = dict(obj)
     if all(type(key) is str for key in plain):
         return plain
@@ -283,7 +290,8 @@ def _native_key(key: Any) -> bool:
     if cls is str or cls is int and _I64_MIN <= key <= _U64_MAX or cls is float or cls is bool or key is None or cls is bytes:
         return True
     if cls is int:
-        return _I64_MIN <= key <= _U64_MAX
+        in_range: bool = _I64_MIN <= key <= _U64_MAX
+        return in_range
     if cls is tuple:
         return all(_native_key(part) for part in key)
     return False

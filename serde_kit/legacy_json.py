@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from ._text import shown
+from .allowlist import origin_name
 from .decoder import _Blocked, _import
 from .errors import BlockedTypeError, DecodeError, MalformedDataError, RebuildError, SerdeError
 from .ext import codes, pydantic, user
@@ -28,7 +29,7 @@ def loads_json(data: bytes, decoder: Any) -> Any:
         raise limits.refuse("max_row_bytes", "size of the stored value", len(data))
     state: dict[str, Any] = {}
 
-    def hook(value: dict) -> Any:
+    def hook(value: dict[str, Any]) -> Any:
         try:
             lc = value.get("lc")
             if lc == 2 and value.get("type") == "constructor" and isinstance(value.get("id"), list):
@@ -50,7 +51,7 @@ def loads_json(data: bytes, decoder: Any) -> Any:
         raise MalformedDataError(f"legacy json row is not valid JSON: {exc}") from None
 
 
-def _revive_lc2(value: dict, decoder: Any) -> Any:
+def _revive_lc2(value: dict[str, Any], decoder: Any) -> Any:
     ident = value["id"]
     if len(ident) < 2 or not all(isinstance(part, str) for part in ident):
         raise MalformedDataError(f"lc:2 envelope has an invalid id {ident!r}")
@@ -85,7 +86,7 @@ def _revive_lc2(value: dict, decoder: Any) -> Any:
     try:
         if method is not None or fixed is not None:
             return rebuild(env)
-        cls = user.parametrized(_import(module, user.origin_name(name)), name)
+        cls = user.parametrized(_import(module, origin_name(name)), name)
         check = decoder.guard(cls)
         if check is not None:
             check(kwargs)
@@ -114,7 +115,9 @@ _ARG_NAMES = {
 _KWARG_ORDER = {("langgraph.types", "Send"): ("node", "arg", "timeout")}
 
 
-def _fixed_envelope(decoder: Any, module: str, name: str, args: list, kwargs: dict) -> tuple[int, list] | None:
+def _fixed_envelope(
+    decoder: Any, module: str, name: str, args: list[Any], kwargs: dict[str, Any]
+) -> tuple[int, list[Any]] | None:
     """For a standard type, the ext envelope its fixed rebuilder takes; None for other types.
 
     Standard types are never called with what the row holds: lc:2 arguments go
@@ -140,22 +143,22 @@ def _fixed_envelope(decoder: Any, module: str, name: str, args: list, kwargs: di
 #: Methods the old json writer used for builtin values (bytes and bytearray as
 #: ``{"id": ["builtins", "bytes"], "method": "fromhex", "args": [hex]}``): plain
 #: data, built here from a fixed table rather than through the allowlist.
-_JSON_METHODS: dict[tuple[str, str, str], type] = {
+_JSON_METHODS: dict[tuple[str, str, str], type[bytes | bytearray]] = {
     ("builtins", "bytes", "fromhex"): bytes,
     ("builtins", "bytearray", "fromhex"): bytearray,
 }
 
 
-def _fromhex(cls: type, args: list, module: str, name: str) -> Any:
+def _fromhex(cls: type[bytes | bytearray], args: list[Any], module: str, name: str) -> Any:
     if len(args) != 1 or not isinstance(args[0], str):
         raise MalformedDataError(f"legacy json {module}.{name}.fromhex needs one hex string argument")
     try:
-        return cls.fromhex(args[0])  # type: ignore[attr-defined]
+        return cls.fromhex(args[0])
     except ValueError as exc:
         raise MalformedDataError(f"legacy json {module}.{name}.fromhex: {exc}") from None
 
 
-_REVIVERS: list[Any] = []
+_REVIVERS: list[tuple[Any, frozenset[str]]] = []
 
 
 def _lc1_reviver(reviver_cls: Any) -> tuple[Any, frozenset[str]]:
@@ -173,7 +176,7 @@ def _lc1_reviver(reviver_cls: Any) -> tuple[Any, frozenset[str]]:
     return _REVIVERS[0]
 
 
-def _revive_lc1(value: dict, decoder: Any) -> Any:
+def _revive_lc1(value: dict[str, Any], decoder: Any) -> Any:
     try:
         from langchain_core.load.load import Reviver
     except ImportError:

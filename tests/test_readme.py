@@ -22,6 +22,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -333,3 +334,142 @@ def test_bound_snippet_binds_every_encrypted_row(app: Path) -> None:
     conn.close()
     sealed = [blob for tag, blob in rows if tag and tag.endswith("+aesgcm")]
     assert sealed and all(blob[0] == 2 for blob in sealed)  # header v2: bound to its thread
+
+
+# --- MySQL / MariaDB, on the suite's private server ----------------------------------
+
+APP_USER, APP_PASSWORD = "readme_app", "pw-of-readme-app"
+
+
+@pytest.fixture
+def mysql_app(mysql_server: Any, mysql_db: str) -> Iterator[tuple[str, str]]:
+    """A database owned by a user with a password: (DSN with the password, DSN without)."""
+    database = mysql_db.rsplit("/", 1)[-1]
+    with mysql_server.connect() as admin, admin.cursor() as cur:
+        cur.execute(f"CREATE USER '{APP_USER}'@'127.0.0.1' IDENTIFIED BY %s", (APP_PASSWORD,))
+        cur.execute(f"GRANT ALL ON `{database}`.* TO '{APP_USER}'@'127.0.0.1'")
+    try:
+        yield (
+            mysql_server.dsn_for(database, user=APP_USER, password=APP_PASSWORD),
+            mysql_server.dsn_for(database, user=APP_USER),
+        )
+    finally:
+        with mysql_server.connect() as admin, admin.cursor() as cur:
+            cur.execute(f"DROP USER '{APP_USER}'@'127.0.0.1'")
+
+
+def mysql_tags(mysql_server: Any, dsn: str) -> list[str]:
+    with mysql_server.connect(dsn.rsplit("/", 1)[-1]) as conn, conn.cursor() as cur:
+        cur.execute(
+            "SELECT type FROM checkpoint_blobs WHERE type <> 'empty' UNION ALL SELECT type FROM checkpoint_writes"
+        )
+        return [t for (t,) in cur.fetchall()]
+
+
+@pytest.mark.mysql
+def test_mysql_snippets_store_only_ciphertext_and_the_tools_read_it(
+    app: Path, mysql_server: Any, mysql_app: tuple[str, str]
+) -> None:
+    with_password, without_password = mysql_app
+    out = run(app, "mysql.py", DATABASE_URL=with_password)
+    # Written through PyMySQLSaver, read back through from_conn_string with saver.serde set;
+    # then a thread written and read through AIOMySQLSaver.
+    assert f"[{DOC_A}, {DOC_B}]\n[Doc(title='c.txt', words=300), {DOC_B}]\n" in out, out
+    tags = mysql_tags(mysql_server, with_password)
+    assert tags and all(t.endswith("+aesgcm") for t in tags), tags
+
+    # The tools, as the README writes them, with this server's DSN and password in the export.
+    export, *commands = _code("mysql tools (bash)").splitlines()
+    assert re.fullmatch(r"export MYSQL_PWD=\S+ MYSQL_URL=mysql://app@[\w.]+:3306/app", export), export
+    assert [shlex.split(c.split("#")[0])[:2] for c in commands] == [["serde-kit", "status"], ["serde-kit", "verify"]]
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "MYSQL_PWD": APP_PASSWORD,
+        "MYSQL_URL": without_password,
+    }
+    env.pop("SERDE_KIT_DB", None)
+    outputs = []
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=app, capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, command + "\n" + done.stdout + done.stderr
+        outputs.append(done.stdout)
+    # status: every row under k1, none in plaintext (as the comment in the README says); verify: none failed.
+    assert "key k1 (primary)  plaintext" in outputs[0], outputs[0]
+    assert re.search(r"^total +(\d+) +\1 +0 ", outputs[0], flags=re.M), outputs[0]
+    assert re.search(r"^(\d+) row\(s\): \1 decrypt, 0 plaintext, 0 empty, 0 failed$", outputs[1], flags=re.M), outputs[1]
+    assert APP_PASSWORD not in "".join(outputs)
+    # The password does come from MYSQL_PWD: without it the same command is refused.
+    env.pop("MYSQL_PWD")
+    done = subprocess.run(["bash", "-c", commands[0]], cwd=app, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1 and "Access denied" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+@pytest.mark.mysql
+def test_mysql_saver_without_autocommit_misses_what_others_write(mysql_db: str) -> None:
+    """Why the README opens PyMySQLSaver's connection with autocommit=True."""
+    import pymysql
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+    from langgraph.graph import START, StateGraph
+
+    builder = StateGraph(dict)
+    builder.add_node("step", lambda state: {"n": state["n"] + 1})
+    builder.add_edge(START, "step")
+    args = PyMySQLSaver.parse_conn_string(mysql_db)
+    seen = {}
+    for autocommit in (False, True):
+        config: Any = {"configurable": {"thread_id": f"autocommit-{autocommit}"}}
+        with pymysql.connect(**args, autocommit=autocommit) as mine, pymysql.connect(**args, autocommit=True) as other:
+            saver = PyMySQLSaver(mine, serde=Serializer())
+            saver.setup()
+            graph = builder.compile(checkpointer=saver)
+            graph.invoke({"n": 1}, config)
+            assert graph.get_state(config).values == {"n": 2}  # a read: without autocommit, it opens a transaction
+            builder.compile(checkpointer=PyMySQLSaver(other, serde=Serializer())).invoke({"n": 10}, config)
+            seen[autocommit] = graph.get_state(config).values
+    assert seen == {False: {"n": 2}, True: {"n": 11}}
+
+
+# --- the two commands of "Try it" ---------------------------------------------------
+
+
+def test_the_demo_extra_installs_what_the_demo_runs() -> None:
+    # ./scripts/demo.sh installs only the demo extra; the demo runs the serde-kit command
+    # line, whose tqdm comes with the cli extra (a fresh clone's demo stopped at rotation).
+    assert "scripts/bootstrap.sh demo" in (ROOT / "scripts" / "demo.sh").read_text()
+    assert "serde-kit" in (ROOT / "examples" / "demo.py").read_text()
+    (demo,) = [r for r in importlib.metadata.requires("serde-kit") or [] if 'extra == "demo"' in r]
+    match = re.fullmatch(r'serde-kit\[([\w,]+)\]; extra == "demo"', demo)
+    assert match, demo
+    extras = set(match[1].split(","))
+    assert {"cli", "langgraph", "sqlite", "numpy", "pydantic"} <= extras, demo
+
+
+def test_the_cli_tour_runs_on_the_demo_database(tmp_path: Path) -> None:
+    demo = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "demo.py")], cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SERDE_KIT_", "MYSQL_", "PG"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # .venv/bin, as the README says
+    lines = [line.split("#")[0].strip() for line in _code("cli tour (bash, after ./scripts/demo.sh)").splitlines()]
+    exports = [line for line in lines if line.startswith("export ")]
+    commands = [line for line in lines if line.startswith("serde-kit ")]
+    assert len(exports) == 2 and len(commands) + len(exports) == len([line for line in lines if line])
+    for line in exports:
+        name, _, value = line.removeprefix("export ").partition("=")
+        env[name] = value
+    outputs: dict[str, str] = {}
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+        # --check exits 1 because the demo's own types are not in SERDE_KIT_ALLOW, as its comment says.
+        assert done.returncode == (1 if command.endswith("--check") else 0), command + "\n" + done.stdout + done.stderr
+        assert done.stdout.strip() and "error:" not in done.stderr, command + "\n" + done.stdout + done.stderr
+        outputs[command] = done.stdout
+    assert "primary k2" in outputs["serde-kit status"]
+    assert "0 failed" in outputs["serde-kit verify"]
+    assert "task-001" in outputs["serde-kit inspect"]
+    assert 'SERDE_KIT_ALLOW="demo:DocSummary,demo:Reviewer"' in outputs["serde-kit allowlist scan --check"]
+    env["SERDE_KIT_ALLOW"] = "demo:DocSummary,demo:Reviewer"
+    done = subprocess.run(["bash", "-c", "serde-kit allowlist scan --check"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -84,7 +84,7 @@ def rebuild_delta(value: Any) -> Any:
     return _delta_class()(value)
 
 
-def _rebuild_send(env: list) -> Any:
+def _rebuild_send(env: list[Any]) -> Any:
     try:
         from langgraph.types import Send
     except ImportError:
