@@ -188,7 +188,7 @@ class Contestant:
 
 
 def contestants() -> dict[str, Contestant]:
-    """serde_kit, the stock JsonPlusSerializer, pickle protocol 5 and raw (lossy) ormsgpack."""
+    """serde_kit, the stock JsonPlusSerializer (twice: the A/A control), pickle protocol 5 and raw (lossy) ormsgpack."""
     import logging
 
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -198,9 +198,12 @@ def contestants() -> dict[str, Contestant]:
     logging.getLogger("langgraph").setLevel(logging.ERROR)  # stock warns per unregistered type
     ours = Serializer(allow=T.USER_TYPES)
     stock = JsonPlusSerializer()
+    stock_again = JsonPlusSerializer()
     return {
         "serde_kit": Contestant("serde_kit", ours.dumps_typed, ours.loads_typed, lambda d: len(d[1])),
         "stock": Contestant("stock", stock.dumps_typed, stock.loads_typed, lambda d: len(d[1])),
+        # A/A control: the same stock serializer again; its ratio to "stock" is the run's noise.
+        "stock_aa": Contestant("stock_aa", stock_again.dumps_typed, stock_again.loads_typed, lambda d: len(d[1])),
         "pickle5": Contestant("pickle5", lambda v: pickle.dumps(v, protocol=5), pickle.loads, len),
         "ormsgpack": Contestant(
             "ormsgpack",
@@ -237,6 +240,8 @@ def encryption_contestants() -> dict[str, Contestant]:
     return {
         "serde_kit": Contestant("serde_kit", ours.dumps_typed, ours.loads_typed, lambda d: len(d[1])),
         "stock": Contestant("stock", stock.dumps_typed, stock.loads_typed, lambda d: len(d[1])),
+        # A/A control: the same stock serializer again; its ratio to "stock" is the run's noise.
+        "stock_aa": Contestant("stock_aa", stock_again.dumps_typed, stock_again.loads_typed, lambda d: len(d[1])),
         # The hardware anchor: cryptography's AES-GCM alone, a fresh nonce per call, in the same run.
         "raw_aesgcm": Contestant("raw_aesgcm", raw_seal, raw_open, lambda d: len(d[1])),
     }
