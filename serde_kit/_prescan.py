@@ -13,9 +13,11 @@ one step, ext payloads walked as the msgpack they hold):
 - msgpack timestamps (ext -1), which the engine would turn into datetimes
   without asking: neither serde_kit nor LangGraph writes them.
 
-The walk runs in Python, so :func:`check` first rules rows out by whole-row
-byte counts and a string-keys-only decode at C speed; most honest rows are
-never walked. Typed values used as map keys are bounded elsewhere: the
+The walk runs in Python, so :func:`check` first rules rows out at C speed: a
+map that can flood has FLOOD_KEYS entries, so it starts with a map16/map32
+header (found at memchr speed) whose count is that large; then the row must
+hold that many array headers (one translate pass); then a string-keys-only
+decode must fail. Most honest rows stop at the first step and none is walked. Typed values used as map keys are bounded elsewhere: the
 decoder tracks the hashes of the values its ext hook builds.
 """
 
