@@ -54,6 +54,7 @@ _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
 _EXT_FIRST_BYTES = frozenset(bytes([first]) for first in (*_FIXEXT, *_EXT_SIZED))
 _MAX_WARNED_TYPES = 1000
+_SAFE_RECURSION_LIMIT = _stack.SAFE_RECURSION_LIMIT
 _MISSING = object()
 # Types whose hash is keyed per process: stored data cannot aim at it. (Paths hash
 # their text, and hashing one caches it on the object: leave them alone.)
@@ -76,7 +77,7 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local", "_validate", "_hot",
+        "_tracked", "_local", "_validate", "_hot", "_small_row", "_first",
     )  # fmt: skip
 
     def __init__(
@@ -102,6 +103,8 @@ class Decoder:
             (module, name) for module, name, _ in self._methods
         )
         self._local = threading.local()  # the current call's hash counts, per thread
+        # Rows shorter than this cannot exceed the row size or container limits or hold a flood.
+        self._small_row = min(_prescan.SMALL_ROW, limits.max_row_bytes + 1, limits.max_containers + 1)
         # One msgspec decoder per ext nesting level; the tracked set also counts
         # the hashes of the typed values it builds (rows large enough to flood).
         self._levels: list[msgspec.msgpack.Decoder] = []
@@ -111,6 +114,7 @@ class Decoder:
                 msgspec.msgpack.Decoder(ext_hook=self._hook(levels, depth + 1, track))
                 for depth in range(limits.max_ext_depth + 1)
             )
+        self._first = self._levels[0]
 
     @property
     def limits(self) -> Limits:
@@ -118,6 +122,16 @@ class Decoder:
 
     def loads(self, data: bytes) -> Any:
         """The value in ``data``; raises a :class:`DecodeError` subclass for anything else."""
+        # Most rows (pending writes, small states) are too small to exceed a limit,
+        # hold a flood or need the prescan: only a timestamp search, then msgspec.
+        if len(data) < self._small_row and b"\xff" not in data and sys.getrecursionlimit() <= _SAFE_RECURSION_LIMIT:
+            try:
+                return self._first.decode(data)
+            except (msgspec.DecodeError, RecursionError, MemoryError) as exc:
+                raise _engine_error(exc, data) from None
+        return self._loads_checked(data)
+
+    def _loads_checked(self, data: bytes) -> Any:
         limits = self._limits
         size = len(data)
         if size > limits.max_row_bytes:
@@ -133,7 +147,7 @@ class Decoder:
         # Rows too small to hold a flood skip the prescan (but for a timestamp
         # search) and the hash tracking of typed values: the per-call cost of
         # small pending writes stays where it was.
-        small = size < _prescan.SMALL_ROW
+        small = size < self._small_row
         if not small or b"\xff" in data:
             _prescan.check(data, limits)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
@@ -151,19 +165,8 @@ class Decoder:
             local.hashes = {}
         try:
             return levels[0].decode(data)
-        except msgspec.DecodeError as exc:
-            raise MalformedDataError(f"not valid msgpack data: {shown(exc)}") from None
-        except RecursionError:
-            raise MalformedDataError(
-                "stored value nests too deeply (containers and typed values together exceed "
-                "the interpreter's recursion limit)"
-            ) from None
-        except MemoryError:
-            raise LimitExceededError(
-                f"decoding a stored value of {len(data)} bytes ran out of memory; lower "
-                "Limits.max_containers or Limits.max_row_bytes to refuse such rows up front",
-                limit="max_containers",
-            ) from None
+        except (msgspec.DecodeError, RecursionError, MemoryError) as exc:
+            raise _engine_error(exc, data) from None
         finally:
             if local is not None:
                 local.hashes = outer
@@ -385,6 +388,22 @@ class Decoder:
     @property
     def lenient(self) -> bool:
         return self._lenient
+
+
+def _engine_error(exc: BaseException, data: bytes) -> SerdeError:
+    """The typed error for what msgspec raised on a whole row."""
+    if isinstance(exc, RecursionError):
+        return MalformedDataError(
+            "stored value nests too deeply (containers and typed values together exceed "
+            "the interpreter's recursion limit)"
+        )
+    if isinstance(exc, MemoryError):
+        return LimitExceededError(
+            f"decoding a stored value of {len(data)} bytes ran out of memory; lower "
+            "Limits.max_containers or Limits.max_row_bytes to refuse such rows up front",
+            limit="max_containers",
+        )
+    return MalformedDataError(f"not valid msgpack data: {shown(exc)}")
 
 
 def _rebuild(rebuild: RebuildFn, payload: Any, module: str, name: str) -> Any:

@@ -411,3 +411,17 @@ def test_zero_size_dtype_is_refused_before_anything_is_allocated():
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+def test_small_limits_hold_for_small_rows_too():
+    # Rows shorter than the prescan's threshold take a short path; limits set
+    # below that threshold still apply to them.
+    rows = attack.pack([{} for _ in range(50)])
+    assert len(rows) < 100
+    with pytest.raises(LimitExceededError) as caught:
+        Serializer(limits=Limits(max_containers=10)).loads(rows)
+    assert caught.value.limit == "max_containers"
+    with pytest.raises(LimitExceededError) as caught:
+        Serializer(limits=Limits(max_row_bytes=40)).loads(rows)
+    assert caught.value.limit == "max_row_bytes"
+    assert Serializer(limits=Limits(max_containers=51)).loads(rows) == [{}] * 50
