@@ -89,8 +89,9 @@ class Decoder:
         self._allowlist = allowlist
         self._lenient = lenient
         self._limits = limits
-        self._cache: dict[tuple, RebuildFn | _Blocked] = {}
-        self._hot: dict[tuple, RebuildFn] = {}  # allowed verdicts by envelope shape, for the hook
+        self._cache: dict[tuple[int, str, str, str | None], RebuildFn | _Blocked] = {}
+        # Allowed verdicts by envelope shape (code, length, module, name, method), for the hook.
+        self._hot: dict[tuple[int, int, str, str, str | None], RebuildFn] = {}
         self._warned: set[tuple[str, str]] = set()
         self._fixed: dict[tuple[int, str, str], RebuildFn] = {
             **stdlib.REBUILDERS,
@@ -107,8 +108,8 @@ class Decoder:
         self._small_row = min(_prescan.SMALL_ROW, limits.max_row_bytes + 1, limits.max_containers + 1)
         # One msgspec decoder per ext nesting level; the tracked set also counts
         # the hashes of the typed values it builds (rows large enough to flood).
-        self._levels: list[msgspec.msgpack.Decoder] = []
-        self._tracked: list[msgspec.msgpack.Decoder] = []
+        self._levels: list[msgspec.msgpack.Decoder[Any]] = []
+        self._tracked: list[msgspec.msgpack.Decoder[Any]] = []
         for levels, track in ((self._levels, False), (self._tracked, True)):
             levels.extend(
                 msgspec.msgpack.Decoder(ext_hook=self._hook(levels, depth + 1, track))
@@ -197,7 +198,7 @@ class Decoder:
             if entry[1] > self._limits.max_hash_collisions:
                 raise self._limits.refuse("max_hash_collisions", "typed values of the row sharing one hash value", entry[1])
 
-    def _hook(self, level: list[msgspec.msgpack.Decoder], depth: int, track: bool) -> Callable[[int, memoryview], Any]:
+    def _hook(self, level: list[msgspec.msgpack.Decoder[Any]], depth: int, track: bool) -> Callable[[int, memoryview], Any]:
         """The ext hook of the level decoder whose exts sit ``depth`` levels deep in ``level``."""
         if depth > self._limits.max_ext_depth:
             limits = self._limits
@@ -251,7 +252,7 @@ class Decoder:
         return hook
 
     @staticmethod
-    def _decode_ext(decoder: msgspec.msgpack.Decoder, code: int, data: memoryview) -> Any:
+    def _decode_ext(decoder: msgspec.msgpack.Decoder[Any], code: int, data: memoryview) -> Any:
         try:
             return decoder.decode(data)
         except msgspec.DecodeError as exc:
@@ -308,7 +309,7 @@ class Decoder:
         self._cache[key] = found
         return found
 
-    def lenient_payload(self, blocked: _Blocked | RebuildError, env: list) -> Any:
+    def lenient_payload(self, blocked: _Blocked | RebuildError, env: list[Any]) -> Any:
         """Lenient mode: the raw payload in place of the value, with one warning per type."""
         error = blocked.error if isinstance(blocked, _Blocked) else blocked
         key = (error.module, error.name)
@@ -478,7 +479,7 @@ def _check_ext_length(data: bytes) -> int:
 
 
 def _checked_first(check: Callable[[Any], None], rebuild: RebuildFn) -> RebuildFn:
-    def rebuild_checked(env: list) -> Any:
+    def rebuild_checked(env: list[Any]) -> Any:
         check(env[2])
         return rebuild(env)
 

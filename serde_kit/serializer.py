@@ -60,7 +60,7 @@ class Serializer:
         self.lenient = lenient
         self.pickle_fallback = pickle_fallback
         self.limits = limits
-        self.validate = validate
+        self.validate: Literal["auto", "always"] = validate
         self._encoder = Encoder(self.allowlist, lenient=lenient)
         self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate)
 

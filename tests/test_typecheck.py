@@ -1,10 +1,9 @@
-"""mypy --strict and pyright, as scripts/typecheck.sh runs them, report no error in the
-files that are clean: the public entry points, the serializer, the AES-GCM layer,
-tests/typing/ (every README snippet, as a user would write it next to LangGraph), and
-examples/demo.py.
+"""mypy --strict and pyright, as scripts/typecheck.sh runs them, report no error anywhere
+they look: the whole serde_kit package (the decoder's hot path included), tests/typing/
+(every README snippet, as a user would write it next to LangGraph), and examples/demo.py.
 
-Files still being reworked elsewhere are type-checked too (their errors are printed by
-scripts/typecheck.sh) but not held at zero here yet; add each to CLEAN once it is.
+A module added to the package or a snippet added to tests/typing/ is held at zero too;
+a failure lists each error with its file and line.
 """
 
 from __future__ import annotations
@@ -20,59 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CLEAN = (
-    "serde_kit/__init__.py",
-    "serde_kit/errors.py",
-    "serde_kit/serializer.py",
-    "serde_kit/_pickle.py",
-    "serde_kit/crypto/aesgcm.py",
-    "serde_kit/crypto/blob.py",
-    "serde_kit/crypto/legacy.py",
-    # the operations layer
-    "serde_kit/cli/__init__.py",
-    "serde_kit/cli/allowlist.py",
-    "serde_kit/cli/database.py",
-    "serde_kit/cli/exitcodes.py",
-    "serde_kit/cli/inspect.py",
-    "serde_kit/cli/output.py",
-    "serde_kit/cli/signals.py",
-    "serde_kit/tools/__init__.py",
-    "serde_kit/tools/common.py",
-    "serde_kit/tools/db/__init__.py",
-    "serde_kit/tools/db/base.py",
-    "serde_kit/tools/db/batch.py",
-    "serde_kit/tools/db/model.py",
-    "serde_kit/tools/db/mysql.py",
-    "serde_kit/tools/db/postgres.py",
-    "serde_kit/tools/db/saver.py",
-    "serde_kit/tools/db/sqlite.py",
-    "serde_kit/tools/inspect.py",
-    "serde_kit/tools/render.py",
-    "serde_kit/tools/retire.py",
-    "serde_kit/tools/scan.py",
-    "serde_kit/tools/status.py",
-    "serde_kit/tools/verify.py",
-    # row binding, keys, KMS
-    "serde_kit/bound_saver.py",
-    "serde_kit/crypto/keyring.py",
-    "serde_kit/crypto/kms.py",
-    "serde_kit/crypto/binding.py",
-    "serde_kit/crypto/secret.py",
-    "serde_kit/crypto/rows.py",
-    "serde_kit/tools/rotate.py",
-    "serde_kit/tools/keygen.py",
-    "serde_kit/tools/audit.py",
-    "serde_kit/cli/keys.py",
-    "serde_kit/cli/audit.py",
+    "serde_kit/",
     "tests/typing/",
-    # eco2
-    "serde_kit/__main__.py",
-    "serde_kit/_stack.py",
-    "serde_kit/_text.py",
-    "serde_kit/allowlist.py",
-    "serde_kit/encoder.py",
-    "serde_kit/ext/langgraph.py",
-    "serde_kit/legacy_json.py",
-    "serde_kit/limits.py",
     "examples/demo.py",
 )
 TARGETS = ["serde_kit", "tests/typing", "examples"]
@@ -103,7 +51,12 @@ def test_mypy_strict_reports_no_error_in_clean_files(tmp_path: Path) -> None:
     assert "strict" in (ROOT / "pyproject.toml").read_text()  # the settings above are strict ones
     bad = [line for line, path in zip(lines, errors) if _clean(path)]
     assert bad == [], "\n".join(bad)
-    assert re.search(r"(Success|Found \d+ errors? in \d+ files?).*\(checked \d+ source files\)", done.stdout)
+    # mypy's summary line: only a run with errors says "(checked N source files)".
+    assert re.search(
+        r"^(Success: no issues found in \d+ source files|Found \d+ errors? in \d+ files? \(checked \d+ source files\))$",
+        done.stdout,
+        flags=re.M,
+    ), done.stdout
 
 
 def test_pyright_reports_no_error_in_clean_files() -> None:

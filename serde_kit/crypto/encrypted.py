@@ -449,6 +449,7 @@ class EncryptedSerializer:
         self, inner_tag: str, blob: bytes, scope: BindingScope | None, outside_ok: bool
     ) -> bytes:
         """Open a blob that may be bound, checking its identity against ``scope``."""
+        binding: RowIdentity | None  # the cached fast path's is known; a parsed blob's may be unbound
         if type(blob) is bytes and len(blob) > 2 and blob[0] == BOUND_VERSION:
             # Fast path: a v2 header (tag, key id, identity) that authenticated before.
             size = len(blob)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..limits import Limits
 
@@ -83,7 +83,7 @@ def _exact_keys(item: Any, keys: tuple[str, ...]) -> bool:
     return type(item) is dict and tuple(item) == keys
 
 
-def _declared_first(value: dict, declared: tuple[str, ...]) -> bool:
+def _declared_first(value: dict[str, Any], declared: tuple[str, ...]) -> bool:
     """Declared keys come first, in declaration order (as TypedDict validation leaves them)."""
     keys = tuple(value)
     known = tuple(key for key in keys if key in declared)
@@ -197,7 +197,7 @@ _CURATED: dict[tuple[str, str], dict[str, _Check]] = {
 _DOCUMENT: dict[str, _Check] = {"id": _STR_OR_NONE, "metadata": (dict,), "page_content": (str,)}
 
 
-def fast_builder(cls: Any) -> Callable[[dict], Any] | None:
+def fast_builder(cls: Any) -> Callable[[dict[str, Any]], Any] | None:
     """A builder that installs stored fields of ``cls`` as its state when they have the
     validated shape (returning None otherwise), or None when ``cls`` is not curated."""
     key = (getattr(cls, "__module__", ""), getattr(cls, "__qualname__", ""))
@@ -216,6 +216,7 @@ def fast_builder(cls: Any) -> Callable[[dict], Any] | None:
     pydantic = sys.modules.get("pydantic")
     if pydantic is None or not (isinstance(cls, type) and issubclass(cls, pydantic.BaseModel)):
         return None
+    cls = cast(Any, cls)  # a pydantic model class: typeshed's `type` knows none of its attributes
     fields = getattr(cls, "model_fields", {})
     type_field = fields.get("type")
     if type_field is None or type(type_field.default) is not str:
@@ -235,7 +236,7 @@ def fast_builder(cls: Any) -> Callable[[dict], Any] | None:
     new = cls.__new__
     set_state = object.__setattr__
 
-    def build(stored: dict) -> Any:
+    def build(stored: dict[str, Any]) -> Any:
         if tuple(stored) != names or stored["type"] != expected_type or type(stored["type"]) is not str:
             return None
         for name, types in typed:

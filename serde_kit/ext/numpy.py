@@ -14,7 +14,7 @@ arrays are recognised through the numpy module the application imported.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, cast
 
 from ormsgpack import Ext
 
@@ -25,7 +25,7 @@ from . import codes
 from .stdlib import EncodeFn, RebuildFn
 
 
-def dtype_spec(dtype: Any) -> str | dict:
+def dtype_spec(dtype: Any) -> str | dict[str, Any]:
     """A msgpack-friendly description of ``dtype`` that ``numpy.dtype()`` turns back into it."""
     if dtype.hasobject:
         raise EncodeError(
@@ -47,7 +47,7 @@ def dtype_spec(dtype: Any) -> str | dict:
         if base.fields is not None or base.subdtype is not None:
             raise EncodeError("numpy sub-array fields of structured dtypes are not supported")
         return f"{tuple(shape)}{base.str}"
-    return dtype.str
+    return cast(str, dtype.str)
 
 
 def encode_array(obj: Any, call: Any) -> Ext:
@@ -57,6 +57,7 @@ def encode_array(obj: Any, call: Any) -> Ext:
             "store numpy.asarray(value)"
         )
     spec = dtype_spec(obj.dtype)
+    buf: bytes | memoryview
     if obj.dtype.itemsize == 0 or obj.size == 0:
         order, buf = "C", b""
     elif obj.flags.c_contiguous:
@@ -101,7 +102,7 @@ def _numpy() -> Any:
 MAX_DIMS = 64
 
 
-def element_count(shape: list, limits: Limits) -> int:
+def element_count(shape: list[int], limits: Limits) -> int:
     """Elements of an array of ``shape``, checked against numpy's dimension limit and
     ``limits.max_array_elements`` before anything large is multiplied out."""
     if len(shape) > MAX_DIMS:
@@ -145,7 +146,7 @@ def rebuild_array(env: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
     return np.frombuffer(buf, dtype=dtype).reshape(shape, order=order).copy(order="K")
 
 
-def rebuild_scalar(env: list) -> Any:
+def rebuild_scalar(env: list[Any]) -> Any:
     np = _numpy()
     scalar_type = getattr(np, env[1])  # env[1] was checked against NUMPY_SCALARS
     arg = env[2]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any
+from typing import Any, cast
 
 from ormsgpack import Ext
 
@@ -110,12 +110,12 @@ def v2_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
     removed = _REMOVED_FIELDS.get((cls.__module__, cls.__qualname__), {})
     validation_error = sys.modules["pydantic"].ValidationError
 
-    def validate(fields: dict) -> Any:
+    def validate(fields: dict[str, Any]) -> Any:
         if by_name:
             return cls.model_validate(fields, by_name=True)
         return cls.model_validate(fields)
 
-    def rebuild(env: list) -> Any:
+    def rebuild(env: list[Any]) -> Any:
         fields = expect(env[2], dict, "model fields")
         if fast is not None:
             built = fast(fields)
@@ -152,7 +152,7 @@ _REMOVED_FIELDS: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
-def _without_old_defaults(fields: dict, removed: dict[str, Any]) -> dict:
+def _without_old_defaults(fields: dict[str, Any], removed: dict[str, Any]) -> dict[str, Any]:
     return {
         key: value
         for key, value in fields.items()
@@ -166,7 +166,7 @@ def is_model(cls: Any) -> bool:
     return is_v2_model(cls) or (v1 is not None and isinstance(cls, type) and issubclass(cls, v1.BaseModel))
 
 
-def construct_unvalidated(cls: Any, fields: dict, error: Exception) -> Any:
+def construct_unvalidated(cls: Any, fields: dict[str, Any], error: Exception) -> Any:
     """:func:`_construct_unvalidated` for v2 models, ``construct`` for pydantic.v1 ones."""
     if is_v2_model(cls):
         return _construct_unvalidated(cls, fields, error)
@@ -175,7 +175,7 @@ def construct_unvalidated(cls: Any, fields: dict, error: Exception) -> Any:
     return cls.construct(**fields)
 
 
-def _construct_unvalidated(cls: Any, fields: dict, error: Exception) -> Any:
+def _construct_unvalidated(cls: Any, fields: dict[str, Any], error: Exception) -> Any:
     """A model whose stored fields do not validate: it was stored that way (built with
     ``model_construct`` or mutated without ``validate_assignment``), and the stock
     reader builds it with ``model_construct`` too. Only the model's own fields (and
@@ -199,13 +199,13 @@ def v1_rebuilder(cls: Any) -> RebuildFn:
     v1 = sys.modules.get("pydantic.v1")
     is_v1 = v1 is not None and isinstance(cls, type) and issubclass(cls, v1.BaseModel)
 
-    def rebuild(env: list) -> Any:
+    def rebuild(env: list[Any]) -> Any:
         fields = expect(env[2], dict, "fields")
         if not is_v1:
             return cls(**fields)
         try:
             return cls(**fields)
-        except v1.ValidationError as exc:
+        except cast(Any, v1).ValidationError as exc:  # v1 is the module whenever is_v1
             return construct_unvalidated(cls, fields, exc)
 
     return rebuild

@@ -22,7 +22,7 @@ import uuid
 import zoneinfo
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 import ormsgpack
 from ormsgpack import Ext
@@ -32,7 +32,7 @@ from ..limits import Limits
 from . import codes
 
 EncodeFn = Callable[[Any, Any], Ext]
-RebuildFn = Callable[[list], Any]
+RebuildFn = Callable[[list[Any]], Any]
 
 ENCODERS: dict[type, EncodeFn] = {}
 REBUILDERS: dict[tuple[int, str, str], RebuildFn] = {}
@@ -53,28 +53,28 @@ def _ext(call: Any, code: int, *envelope: Any) -> Ext:
 _TUPLE_HEAD = ormsgpack.packb(["builtins", "tuple", None])[:-1]  # envelope up to its argument
 
 
-def _tuple(obj: tuple, call: Any) -> Ext:
+def _tuple(obj: tuple[Any, ...], call: Any) -> Ext:
     try:
         return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _TUPLE_HEAD + ormsgpack.packb(list(obj), option=codes.PACK_OPTIONS))
     except TypeError:
         return Ext(codes.CONSTRUCTOR_SINGLE_ARG, call.pack(["builtins", "tuple", list(obj)]))
 
 
-def _set(obj: set | frozenset, call: Any) -> Ext:
+def _set(obj: set[Any] | frozenset[Any], call: Any) -> Ext:
     return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", type(obj).__name__, list(obj))
 
 
-def _deque(obj: collections.deque, call: Any) -> Ext:
+def _deque(obj: collections.deque[Any], call: Any) -> Ext:
     if obj.maxlen is None:
         return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque", list(obj))
     return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "collections", "deque", [list(obj), obj.maxlen])
 
 
-def _mapping(obj: dict, call: Any) -> Ext:
+def _mapping(obj: dict[Any, Any], call: Any) -> Ext:
     return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "collections", type(obj).__name__, dict(obj))
 
 
-def dict_items_ext(obj: dict, call: Any) -> Ext:
+def dict_items_ext(obj: dict[Any, Any], call: Any) -> Ext:
     """A dict whose keys msgpack cannot hold faithfully, as ``dict([[key, value], ...])``."""
     return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict", [[k, v] for k, v in obj.items()])
 
@@ -125,14 +125,14 @@ def expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     return value
 
 
-def _rebuild_int(env: list) -> int:
+def _rebuild_int(env: list[Any]) -> int:
     digits, base = expect(env[2], list, "args")
     if base != 16 or not isinstance(digits, str):
         raise ValueError("big int payload must be [hex digits, 16]")
     return int(digits, 16)
 
 
-def _rebuild_deque_args(env: list) -> collections.deque:
+def _rebuild_deque_args(env: list[Any]) -> collections.deque[Any]:
     items, maxlen = expect(env[2], list, "args")
     return collections.deque(expect(items, list, "items"), maxlen)
 
@@ -156,7 +156,7 @@ REBUILDERS.update(
 )  # fmt: skip
 
 
-def _set_items(items: Any) -> list:
+def _set_items(items: Any) -> list[Any]:
     # Set elements are hashable, so a list element can only be a tuple that the
     # stock writer turned into an array; serde_kit itself writes tuples as ext.
     return [_list_to_tuple(item) for item in expect(items, list, "items")]
@@ -168,14 +168,14 @@ def _list_to_tuple(item: Any) -> Any:
     return item
 
 
-def _pairs(items: Any) -> list:
+def _pairs(items: Any) -> list[Any]:
     items = expect(items, list, "dict items")
     if not all(type(pair) is list and len(pair) == 2 for pair in items):
         raise TypeError("dict items must be [key, value] pairs")
-    return items
+    return cast("list[Any]", items)
 
 
-def _numbers(args: Any, count: int) -> list:
+def _numbers(args: Any, count: int) -> list[Any]:
     if not isinstance(args, list) or len(args) != count:
         raise TypeError(f"expected {count} numbers")
     for value in args:
@@ -184,7 +184,7 @@ def _numbers(args: Any, count: int) -> list:
     return args
 
 
-def _ints(args: Any, count: int) -> list:
+def _ints(args: Any, count: int) -> list[Any]:
     if not isinstance(args, list) or len(args) != count or any(type(v) is not int for v in args):
         raise TypeError(f"expected {count} integers")
     return args
@@ -202,7 +202,7 @@ def _iso_is_exact(tz: Any, fold: int) -> bool:
     return tz is None or tz is timezone.utc or (
         type(tz) is timezone
         and len(tz.__getinitargs__()) == 1  # type: ignore[attr-defined]
-        and not tz.utcoffset(None).microseconds  # type: ignore[union-attr]
+        and not tz.utcoffset(None).microseconds
     )
 
 
@@ -284,22 +284,22 @@ _TIME_KEYS = frozenset({"hour", "minute", "second", "microsecond", "tzinfo", "fo
 _DATETIME_KEYS = _TIME_KEYS | {"year", "month", "day"}
 
 
-def _kwargs(env: list, allowed: frozenset[str]) -> dict:
+def _kwargs(env: list[Any], allowed: frozenset[str]) -> dict[str, Any]:
     kwargs = expect(env[2], dict, "kwargs")
     unknown = set(kwargs) - allowed
     if unknown:
         raise TypeError(f"unexpected fields {sorted(map(str, unknown))}")
-    return kwargs
+    return cast("dict[str, Any]", kwargs)
 
 
-def _tzinfo_ok(kwargs: dict) -> dict:
+def _tzinfo_ok(kwargs: dict[str, Any]) -> dict[str, Any]:
     tz = kwargs.get("tzinfo")
     if tz is not None and type(tz) not in (timezone, zoneinfo.ZoneInfo):
         raise TypeError(f"tzinfo must be a timezone or ZoneInfo, not {type(tz).__name__}")
     return kwargs
 
 
-def _zone(env: list) -> zoneinfo.ZoneInfo:
+def _zone(env: list[Any]) -> zoneinfo.ZoneInfo:
     key = expect(env[2], str, "zone key")
     try:
         return zoneinfo.ZoneInfo(key)
@@ -311,7 +311,7 @@ _SUBSECOND_OFFSET = re.compile(r"([+-])(\d{2}):(\d{2}):(\d{2})\.(\d{6})$")
 
 
 def _fromisoformat(cls: type) -> RebuildFn:
-    def rebuild(env: list) -> Any:
+    def rebuild(env: list[Any]) -> Any:
         text = expect(env[2], str, "ISO text")
         value = cls.fromisoformat(text)  # type: ignore[attr-defined]
         if cls is date or value.tzinfo is None or "." not in text[-7:]:
@@ -361,7 +361,7 @@ def _path(obj: pathlib.PurePath, call: Any) -> Ext:
     return _ext(call, codes.CONSTRUCTOR_POS_ARGS, cls.__module__, cls.__name__, list(obj.parts))
 
 
-def _pattern(obj: re.Pattern, call: Any) -> Ext:
+def _pattern(obj: re.Pattern[Any], call: Any) -> Ext:
     return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "re", "compile", [obj.pattern, obj.flags])
 
 
@@ -388,7 +388,7 @@ ENCODERS[re.Pattern] = _pattern
 
 
 def _rebuild_path(cls: type) -> RebuildFn:
-    def rebuild(env: list) -> Any:
+    def rebuild(env: list[Any]) -> Any:
         parts = expect(env[2], list, "path parts")
         if not all(isinstance(part, str) for part in parts):
             raise TypeError("path parts must be strings")
@@ -397,21 +397,31 @@ def _rebuild_path(cls: type) -> RebuildFn:
     return rebuild
 
 
-def _rebuild_pattern(env: list) -> re.Pattern:
+def _rebuild_pattern(env: list[Any]) -> re.Pattern[Any]:
     pattern, flags = expect(env[2], list, "args")
     if not isinstance(pattern, (str, bytes)) or type(flags) is not int:
         raise TypeError("re.compile payload must be [pattern, flags]")
     return re.compile(pattern, flags)
 
 
-REBUILDERS.update(
-    {
-        (codes.CONSTRUCTOR_SINGLE_ARG, "ipaddress", cls.__name__): (
-            lambda env, cls=cls: cls(expect(env[2], str, "address"))
-        )
-        for cls in _IP_TYPES
-    }
+_IPType = (
+    ipaddress.IPv4Address
+    | ipaddress.IPv4Interface
+    | ipaddress.IPv4Network
+    | ipaddress.IPv6Address
+    | ipaddress.IPv6Interface
+    | ipaddress.IPv6Network
 )
+
+
+def _rebuild_ip(cls: type[_IPType]) -> RebuildFn:
+    def rebuild(env: list[Any]) -> _IPType:
+        return cls(expect(env[2], str, "address"))
+
+    return rebuild
+
+
+REBUILDERS.update({(codes.CONSTRUCTOR_SINGLE_ARG, "ipaddress", cls.__name__): _rebuild_ip(cls) for cls in _IP_TYPES})
 for _module in ("pathlib", "pathlib._local"):
     for _cls in _PATH_TYPES:
         REBUILDERS[(codes.CONSTRUCTOR_POS_ARGS, _module, _cls.__name__)] = _rebuild_path(_cls)
@@ -436,10 +446,10 @@ def _exception_repr(obj: BaseException, call: Any) -> Any:
     return repr(obj)
 
 
-def _exception_from_repr(env: list) -> str:
+def _exception_from_repr(env: list[Any]) -> str:
     # Rows written by earlier serde_kit versions: ext 3 ``[.., repr, "from_args", args]``.
     # Read as every stock reader reads them: the repr string.
-    return expect(env[2], str, "exception repr")
+    return cast(str, expect(env[2], str, "exception repr"))
 
 
 #: ext 3 "method" of earlier serde_kit exception rows ``[module, name, repr, method, args]``.
@@ -488,7 +498,7 @@ def _lone_surrogates(obj: LoneSurrogates, call: Any) -> Ext:
     )
 
 
-def _str_from_surrogatepass(env: list) -> str:
+def _str_from_surrogatepass(env: list[Any]) -> str:
     args = expect(env[4], list, "str args")
     if len(args) != 1 or type(args[0]) is not bytes:
         raise TypeError("str payload must be [UTF-8 bytes]")
@@ -565,50 +575,50 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
             expect(value, str, what)
         if len(value) > max_text:
             raise limits.refuse("max_text_length", f"length of the stored {what}", len(value))
-        return value
+        return cast(str, value)
 
-    def big_int(env: list) -> int:
+    def big_int(env: list[Any]) -> int:
         digits, base = expect(env[2], list, "args")
         if base != 16 or not isinstance(digits, str):
             raise ValueError("big int payload must be [hex digits, 16]")
         limits.check("max_number_digits", "decimal digits of a stored int", int(len(digits) * _DIGITS_PER_HEX_DIGIT))
         return int(digits, 16)
 
-    def fraction(env: list) -> fractions.Fraction:
+    def fraction(env: list[Any]) -> fractions.Fraction:
         numerator, denominator = _ints(env[2], 2)
         for part in (numerator, denominator):
             limits.check("max_number_digits", "decimal digits of a stored Fraction", int(part.bit_length() * _DIGITS_PER_BIT))
         return fractions.Fraction(numerator, denominator)
 
-    def decimal_(env: list) -> decimal.Decimal:
+    def decimal_(env: list[Any]) -> decimal.Decimal:
         # Its digits are bounded by the text; its exponent is not ("1e999999999").
         value = decimal.Decimal(text(env[2], "Decimal text"))
         if value.is_finite() and abs(value.adjusted()) > max_digits:
             raise limits.refuse("max_number_digits", "exponent of a stored Decimal", abs(value.adjusted()))
         return value
 
-    def pattern(env: list) -> re.Pattern:
+    def pattern(env: list[Any]) -> re.Pattern[Any]:
         source, flags = expect(env[2], list, "args")
         if not isinstance(source, (str, bytes)) or type(flags) is not int:
             raise TypeError("re.compile payload must be [pattern, flags]")
         limits.check("max_regex_length", "length of a stored regex pattern", len(source))
-        classes = source.count("[" if isinstance(source, str) else b"[")
+        classes = cast(Any, source).count("[" if isinstance(source, str) else b"[")  # str or bytes, as the pattern
         limits.check("max_regex_classes", "character classes in a stored regex pattern", classes)
         if flags & ~limits.regex_flags:
             raise limits.refuse("regex_flags", "flags of a stored regex pattern", hex(flags))
         return re.compile(source, flags)
 
-    def items(value: Any, what: str) -> list:
+    def items(value: Any, what: str) -> list[Any]:
         found = _set_items(value)
         check_hash_collisions(found, limits, what)
         return found
 
-    def pairs(value: Any) -> list:
+    def pairs(value: Any) -> list[Any]:
         found = _pairs(value)
         check_hash_collisions([pair[0] for pair in found], limits, "dict keys")
         return found
 
-    def zone(env: list) -> zoneinfo.ZoneInfo:
+    def zone(env: list[Any]) -> zoneinfo.ZoneInfo:
         text(env[2], "zone key")
         return _zone(env)
 
@@ -623,10 +633,15 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: _uuid_from_hex(text(env[2], "UUID hex")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo"): zone,
     }  # fmt: skip
+
+    def ip(cls: type[_IPType]) -> RebuildFn:
+        def rebuild(env: list[Any]) -> _IPType:
+            return cls(text(env[2], "address"))
+
+        return rebuild
+
     for cls in _IP_TYPES:
-        table[(codes.CONSTRUCTOR_SINGLE_ARG, "ipaddress", cls.__name__)] = (
-            lambda env, cls=cls: cls(text(env[2], "address"))
-        )
+        table[(codes.CONSTRUCTOR_SINGLE_ARG, "ipaddress", cls.__name__)] = ip(cls)
     return table
 
 
@@ -634,7 +649,7 @@ def limited_methods(limits: Limits) -> dict[tuple[str, str, str], RebuildFn]:
     """:data:`METHODS`, with the text the ISO parsers take bounded by ``limits``."""
 
     def bounded(parse: RebuildFn) -> RebuildFn:
-        def rebuild(env: list) -> Any:
+        def rebuild(env: list[Any]) -> Any:
             value = expect(env[2], str, "ISO text")
             limits.check("max_text_length", "length of the stored ISO text", len(value))
             return parse(env)

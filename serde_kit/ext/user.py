@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import inspect
-from typing import Any
+from typing import Any, cast
 
 from ormsgpack import Ext
 
-from ..allowlist import generic_origin, origin_name
+from ..allowlist import generic_origin
+from ..allowlist import origin_name as origin_name  # re-exported: the decoder calls user.origin_name
 from ..errors import EncodeError
 from . import codes
 from .stdlib import EncodeFn, RebuildFn, expect
@@ -41,6 +42,7 @@ def parametrized(origin: Any, name: str) -> Any:
     the same fields and compares equal. Nothing is evaluated from the name."""
     if name == origin_name(name) or not isinstance(origin, type):
         return origin
+    sub: type
     for sub in origin.__subclasses__():
         if sub.__qualname__ == name and generic_origin(sub) is origin:
             return sub
@@ -108,7 +110,7 @@ def _enum_rebuilder(cls: type) -> RebuildFn:
     members = getattr(cls, "_value2member_map_", None)
     lookup = members.get if isinstance(members, dict) else None
 
-    def rebuild(env: list) -> Any:
+    def rebuild(env: list[Any]) -> Any:
         value = env[2]
         if lookup is not None and (type(value) is str or type(value) is int):
             member = lookup(value)
@@ -129,11 +131,11 @@ def _as_tuple(value: Any) -> Any:
     return tuple(_as_tuple(item) for item in value) if type(value) is list else value
 
 
-def _str_keys(kwargs: Any) -> dict:
+def _str_keys(kwargs: Any) -> dict[str, Any]:
     kwargs = expect(kwargs, dict, "kwargs")
     if not all(isinstance(key, str) for key in kwargs):
         raise TypeError("keyword names must be strings")
-    return kwargs
+    return cast("dict[str, Any]", kwargs)
 
 
 def _plain_init_fields(cls: type) -> tuple[str, ...] | None:
@@ -143,13 +145,14 @@ def _plain_init_fields(cls: type) -> tuple[str, ...] | None:
     ``__setattr__`` untouched (or frozen, whose ``__init__`` bypasses it) and no data
     descriptor on a field name. None for any other class."""
     params = getattr(cls, "__dataclass_params__", None)
-    init = cls.__dict__.get("__init__")
+    init: Any = cls.__dict__.get("__init__")
     code = getattr(init, "__code__", None)
     if params is None or code is None or code.co_filename != "<string>" or hasattr(cls, "__post_init__"):
         return None
-    if "__slots__" in cls.__dict__ or cls.__new__ is not object.__new__:
+    # cast: typeshed types cls.__new__ / cls.__setattr__ as those of the metaclass, not the class's own.
+    if "__slots__" in cls.__dict__ or cast(Any, cls).__new__ is not object.__new__:
         return None
-    if cls.__setattr__ is not object.__setattr__ and not params.frozen:
+    if cast(Any, cls).__setattr__ is not object.__setattr__ and not params.frozen:
         return None
     fields = dataclasses.fields(cls)
     names = tuple(field.name for field in fields)
@@ -169,10 +172,10 @@ def _dataclass_rebuilder(cls: type) -> RebuildFn:
     plain = _plain_init_fields(cls)
     new = object.__new__
 
-    def rebuild(env: list) -> Any:
+    def rebuild(env: list[Any]) -> Any:
         kwargs = _str_keys(env[2])
         if plain is not None and tuple(kwargs) == plain:
-            obj = new(cls)
+            obj: Any = new(cls)
             obj.__dict__.update(kwargs)
             return obj
         if not later:
