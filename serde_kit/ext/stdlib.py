@@ -310,9 +310,16 @@ def _zone(env: list[Any]) -> zoneinfo.ZoneInfo:
 _SUBSECOND_OFFSET = re.compile(r"([+-])(\d{2}):(\d{2}):(\d{2})\.(\d{6})$")
 
 
-def _fromisoformat(cls: type) -> RebuildFn:
+def _fromisoformat(cls: type, limits: Limits | None = None) -> RebuildFn:
+    """``cls.fromisoformat`` of the stored text (bounded by ``limits.max_text_length`` when given)."""
+    max_length = limits.max_text_length if limits is not None else None
+
     def rebuild(env: list[Any]) -> Any:
-        text = expect(env[2], str, "ISO text")
+        text = env[2]
+        if type(text) is not str:
+            expect(text, str, "ISO text")
+        if max_length is not None and len(text) > max_length:
+            raise cast(Limits, limits).refuse("max_text_length", "length of the stored ISO text", len(text))
         value = cls.fromisoformat(text)  # type: ignore[attr-defined]
         if cls is date or value.tzinfo is None or "." not in text[-7:]:
             return value
@@ -648,15 +655,7 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
 def limited_methods(limits: Limits) -> dict[tuple[str, str, str], RebuildFn]:
     """:data:`METHODS`, with the text the ISO parsers take bounded by ``limits``."""
 
-    def bounded(parse: RebuildFn) -> RebuildFn:
-        def rebuild(env: list[Any]) -> Any:
-            value = expect(env[2], str, "ISO text")
-            limits.check("max_text_length", "length of the stored ISO text", len(value))
-            return parse(env)
-
-        return rebuild
-
     found = dict(METHODS)
-    for key in (("datetime", "datetime", "fromisoformat"), ("datetime", "date", "fromisoformat"), ("datetime", "time", "fromisoformat")):
-        found[key] = bounded(METHODS[key])
+    for cls in (datetime, date, time):
+        found[("datetime", cls.__name__, "fromisoformat")] = _fromisoformat(cls, limits)
     return found
