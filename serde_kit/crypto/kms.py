@@ -85,9 +85,15 @@ class AwsKms:
             ) from None
         self._errors = (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError)
         self.key_id = key_id
-        self._client = client or boto3.client(
-            "kms", region_name=region_name, endpoint_url=endpoint_url
-        )
+        try:
+            self._client = client or boto3.client(
+                "kms", region_name=region_name, endpoint_url=endpoint_url
+            )
+        except self._errors as exc:
+            raise ConfigError(
+                f"could not set up the AWS KMS client ({type(exc).__name__}): set AWS_REGION "
+                "(or AWS_DEFAULT_REGION, or region_name=) and the usual AWS credentials"
+            ) from None
 
     def __repr__(self) -> str:
         return f"AwsKms(key_id={self.key_id!r})"

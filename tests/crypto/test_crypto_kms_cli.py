@@ -125,3 +125,14 @@ def test_keygen_kms_key_refused_by_the_kms_is_one_line(capsys, kms_arn: str) -> 
     code, out, err = _run(capsys, "keygen", "--kms-key", kms_arn + "-gone")
     assert code == 1 and out == ""
     assert err.count("\n") == 1 and "KeyringError" in err and "kms:Encrypt" in err
+
+
+def test_keygen_kms_key_without_a_region_is_one_line(capsys, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # No AWS settings at all (as on a laptop without ~/.aws): a clear error, not botocore's traceback.
+    for var in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    code, out, err = _run(capsys, "keygen", "--kms-key", "arn:aws:kms:eu-west-1:111122223333:key/none")
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and "AWS_REGION" in err and "Traceback" not in err
