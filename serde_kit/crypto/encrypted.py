@@ -23,7 +23,7 @@ v1 (unbound) rows keep reading unless the scope says ``require_bound``.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from serde_kit.errors import (
     EncodeError,
@@ -53,7 +53,7 @@ from .keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID, Keyri
 from .legacy import decrypt_legacy
 from .secret import detached
 
-__all__ = ["EncryptedSerializer", "RowInfo", "SealedValue"]
+__all__ = ["EncryptedSerializer", "SealedValue"]
 
 _PLAINTEXT, _AESGCM, _LEGACY, _UNKNOWN = "plaintext", CIPHER_NAME, "legacy", "unknown"
 #: The tag PostgresSaver/InMemorySaver store for "no value"; never encrypted.
@@ -97,19 +97,6 @@ _NONCE_AND_TAG = NONCE_SIZE + TAG_SIZE
 class _SerializerLike(Protocol):
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]: ...
     def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
-
-
-class RowInfo(NamedTuple):
-    """What a stored row is, read from its tag and header only (no decryption).
-
-    ``kind`` is ``"aesgcm"`` (serde_kit, ``key_id`` set), ``"legacy"`` (LangGraph
-    ``+aes``; ``key_id`` None), ``"plaintext"`` (no ``+``; ``key_id`` None) or
-    ``"unknown"`` (unknown cipher, several ``+``, or a malformed header).
-    """
-
-    kind: str
-    inner_tag: str | None
-    key_id: str | None
 
 
 def _show(tag: str) -> str:
