@@ -287,7 +287,7 @@ def _describe_engine_error(exc: BaseException) -> str:
 def _native_key(key: Any) -> bool:
     """Keys ormsgpack writes and reads back unchanged (tuples come back as tuples)."""
     cls = type(key)
-    if cls is str or cls is int and _I64_MIN <= key <= _U64_MAX or cls is float or cls is bool or key is None or cls is bytes:
+    if cls is str or cls is float or cls is bool or key is None or cls is bytes:
         return True
     if cls is int:
         in_range: bool = _I64_MIN <= key <= _U64_MAX
