@@ -149,13 +149,19 @@ def may_hold_big_map(data: bytes, entries: int = FLOOD_KEYS) -> bool:
     that large; smaller maps cannot flood. The header bytes are found at memchr
     speed; text rarely holds them (in UTF-8 they lead only U+0780-U+07FF), so a
     row where they are common (binary data, numbers) is treated as a candidate.
+    Each entry takes at least two bytes, so a header whose count the rest of the
+    row cannot hold (a stray byte in binary data, mostly) is no candidate.
     """
+    size = len(data)
     for head, width in ((0xDE, 2), (0xDF, 4)):
         pos = data.find(head)
         seen = 0
         while pos >= 0:
             seen += 1
-            if seen > _MAX_HEADER_PROBES or int.from_bytes(data[pos + 1 : pos + 1 + width], "big") >= entries:
+            if seen > _MAX_HEADER_PROBES:
+                return True
+            count = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
+            if count >= entries and pos + 1 + width + 2 * count <= size:
                 return True
             pos = data.find(head, pos + 1)
     return False

@@ -54,8 +54,9 @@ _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
 _EXT_FIRST_BYTES = frozenset(bytes([first]) for first in (*_FIXEXT, *_EXT_SIZED))
 _MAX_WARNED_TYPES = 1000
-_SAFE_RECURSION_LIMIT = _stack.SAFE_RECURSION_LIMIT
-_MISSING = object()
+SAFE_RECURSION_LIMIT = _stack.SAFE_RECURSION_LIMIT
+#: What the msgspec engine raises on a whole row; :func:`engine_error` types it.
+ENGINE_ERRORS = (msgspec.DecodeError, RecursionError, MemoryError)
 # Types whose hash is keyed per process: stored data cannot aim at it. (Paths hash
 # their text, and hashing one caches it on the object: leave them alone.)
 _KEYED_HASH_TYPES = frozenset(
@@ -77,7 +78,7 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local", "_validate", "_hot", "_small_row", "_first",
+        "_tracked", "_local", "_validate", "_hot", "small_row", "engine",
     )  # fmt: skip
 
     def __init__(
@@ -104,18 +105,14 @@ class Decoder:
             (module, name) for module, name, _ in self._methods
         )
         self._local = threading.local()  # the current call's hash counts, per thread
-        # Rows shorter than this cannot exceed the row size or container limits or hold a flood.
-        self._small_row = min(_prescan.SMALL_ROW, limits.max_row_bytes + 1, limits.max_containers + 1)
+        #: Rows shorter than this cannot exceed the row size or container limits or hold a flood.
+        self.small_row = min(_prescan.SMALL_ROW, limits.max_row_bytes + 1, limits.max_containers + 1)
         # One msgspec decoder per ext nesting level; the tracked set also counts
         # the hashes of the typed values it builds (rows large enough to flood).
-        self._levels: list[msgspec.msgpack.Decoder[Any]] = []
-        self._tracked: list[msgspec.msgpack.Decoder[Any]] = []
-        for levels, track in ((self._levels, False), (self._tracked, True)):
-            levels.extend(
-                msgspec.msgpack.Decoder(ext_hook=self._hook(levels, depth + 1, track))
-                for depth in range(limits.max_ext_depth + 1)
-            )
-        self._first = self._levels[0]
+        self._levels = self._level_decoders(track=False)
+        self._tracked = self._level_decoders(track=True)
+        #: The top-level msgspec decoder: what a small row (see :meth:`loads`) goes straight to.
+        self.engine = self._levels[0]
 
     @property
     def limits(self) -> Limits:
@@ -125,11 +122,12 @@ class Decoder:
         """The value in ``data``; raises a :class:`DecodeError` subclass for anything else."""
         # Most rows (pending writes, small states) are too small to exceed a limit,
         # hold a flood or need the prescan: only a timestamp search, then msgspec.
-        if len(data) < self._small_row and b"\xff" not in data and sys.getrecursionlimit() <= _SAFE_RECURSION_LIMIT:
+        # (``255 in data`` is one memchr; ``b"\xff" in data`` costs ten times more.)
+        if len(data) < self.small_row and 255 not in data and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT:
             try:
-                return self._first.decode(data)
-            except (msgspec.DecodeError, RecursionError, MemoryError) as exc:
-                raise _engine_error(exc, data) from None
+                return self.engine.decode(data)
+            except ENGINE_ERRORS as exc:
+                raise engine_error(exc, data) from None
         return self._loads_checked(data)
 
     def _loads_checked(self, data: bytes) -> Any:
@@ -148,12 +146,12 @@ class Decoder:
         # Rows too small to hold a flood skip the prescan (but for a timestamp
         # search) and the hash tracking of typed values: the per-call cost of
         # small pending writes stays where it was.
-        small = size < self._small_row
-        if not small or b"\xff" in data:
+        small = size < self.small_row
+        if not small or 255 in data:
             _prescan.check(data, limits)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
         untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
-        if sys.getrecursionlimit() > _SAFE_RECURSION_LIMIT:
+        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT:
             return _stack.on_big_stack(self._decode, data, untracked)
         return self._decode(data, untracked)
 
@@ -166,8 +164,8 @@ class Decoder:
             local.hashes = {}
         try:
             return levels[0].decode(data)
-        except (msgspec.DecodeError, RecursionError, MemoryError) as exc:
-            raise _engine_error(exc, data) from None
+        except ENGINE_ERRORS as exc:
+            raise engine_error(exc, data) from None
         finally:
             if local is not None:
                 local.hashes = outer
@@ -198,9 +196,25 @@ class Decoder:
             if entry[1] > self._limits.max_hash_collisions:
                 raise self._limits.refuse("max_hash_collisions", "typed values of the row sharing one hash value", entry[1])
 
-    def _hook(self, level: list[msgspec.msgpack.Decoder[Any]], depth: int, track: bool) -> Callable[[int, memoryview], Any]:
-        """The ext hook of the level decoder whose exts sit ``depth`` levels deep in ``level``."""
-        if depth > self._limits.max_ext_depth:
+    def _level_decoders(self, *, track: bool) -> list[msgspec.msgpack.Decoder[Any]]:
+        """One msgspec decoder per ext nesting level, the top level first.
+
+        Built from the deepest level up, so each level's ext hook holds the
+        decoder of the level below it.
+        """
+        levels: list[msgspec.msgpack.Decoder[Any]] = []
+        below: msgspec.msgpack.Decoder[Any] | None = None
+        for depth in range(self._limits.max_ext_depth, -1, -1):
+            below = msgspec.msgpack.Decoder(ext_hook=self._hook(below, depth + 1, track))
+            levels.append(below)
+        levels.reverse()
+        return levels
+
+    def _hook(
+        self, below: msgspec.msgpack.Decoder[Any] | None, depth: int, track: bool
+    ) -> Callable[[int, memoryview], Any]:
+        """The ext hook for exts ``depth`` levels deep; ``below`` decodes their payloads."""
+        if below is None or depth > self._limits.max_ext_depth:
             limits = self._limits
 
             def too_deep(code: int, data: memoryview) -> Any:
@@ -209,47 +223,59 @@ class Decoder:
             return too_deep
         hot = self._hot
         construct = self._construct
-        track_hash = self._track_hash if track else None
-        method_code, last_envelope_code, numpy_code = codes.METHOD_SINGLE_ARG, codes.PYDANTIC_V2, codes.NUMPY_ARRAY
+        decode = below.decode
+        decode_error = msgspec.DecodeError
+        method_code, last_envelope_code = codes.METHOD_SINGLE_ARG, codes.PYDANTIC_V2
 
         def hook(code: int, data: memoryview) -> Any:
-            if 0 <= code <= last_envelope_code:
-                try:
-                    payload = level[depth].decode(data)
-                except msgspec.DecodeError as exc:
-                    raise MalformedDataError(
-                        f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {shown(exc)}"
-                    ) from None
-                value = _MISSING
-                # Hot path: an envelope whose (code, shape, module, name, method) was checked before.
-                if type(payload) is list and len(payload) >= 3:
-                    module, name = payload[0], payload[1]
+            if not 0 <= code <= last_envelope_code:
+                return self._other_ext(below, code, data)
+            try:
+                env = decode(data)
+            except decode_error as exc:
+                raise MalformedDataError(f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {shown(exc)}") from None
+            # Hot path: an envelope whose (code, shape, module, name, method) was checked before.
+            if type(env) is list:
+                size = len(env)
+                if size >= 3:
+                    module, name = env[0], env[1]
                     if type(module) is str and type(name) is str:
-                        method = payload[3] if code == method_code and len(payload) > 3 else None
-                        rebuild = hot.get((code, len(payload), module, name, method))
-                        if rebuild is not None:
+                        try:
+                            rebuild = hot[(code, size, module, name, env[3] if code == method_code and size > 3 else None)]
+                        except (KeyError, TypeError):
+                            pass  # not seen yet (or an unhashable method): the checked path below
+                        else:
                             try:
-                                value = rebuild(payload)
+                                return rebuild(env)
                             except SerdeError:
                                 raise
                             except Exception:
-                                pass  # the slow path below gives the full error
-                if value is _MISSING:
-                    value = construct(code, payload)
-            elif code == numpy_code:
-                value = _rebuild(lambda payload: numpy.loads_large(payload, 0, self._limits), data, "numpy", "ndarray")
-                if value is None:
-                    value = self._decode_ext(level[depth], code, data)
-                    value = _rebuild(lambda p: numpy.rebuild_array(p, self._limits), value, "numpy", "ndarray")
-            elif code == codes.DELTA_SNAPSHOT:
-                value = langgraph.rebuild_delta(self._decode_ext(level[depth], code, data))
-            else:
-                raise UnknownTagError(f"unknown msgpack ext code {code}: not written by serde_kit or LangGraph")
-            if track_hash is not None and type(value).__hash__ is not None and type(value) not in _KEYED_HASH_TYPES:
+                                pass  # the checked path below gives the full error
+            return construct(code, env)
+
+        if not track:
+            return hook
+        track_hash = self._track_hash
+
+        def tracked_hook(code: int, data: memoryview) -> Any:
+            value = hook(code, data)
+            if type(value).__hash__ is not None and type(value) not in _KEYED_HASH_TYPES:
                 track_hash(value)
             return value
 
-        return hook
+        return tracked_hook
+
+    def _other_ext(self, below: msgspec.msgpack.Decoder[Any], code: int, data: memoryview) -> Any:
+        """An ext that is not an envelope: a numpy array, a delta snapshot, or refused."""
+        if code == codes.NUMPY_ARRAY:
+            value = _rebuild(lambda payload: numpy.loads_large(payload, 0, self._limits), data, "numpy", "ndarray")
+            if value is None:
+                value = self._decode_ext(below, code, data)
+                value = _rebuild(lambda p: numpy.rebuild_array(p, self._limits), value, "numpy", "ndarray")
+            return value
+        if code == codes.DELTA_SNAPSHOT:
+            return langgraph.rebuild_delta(self._decode_ext(below, code, data))
+        raise UnknownTagError(f"unknown msgpack ext code {code}: not written by serde_kit or LangGraph")
 
     @staticmethod
     def _decode_ext(decoder: msgspec.msgpack.Decoder[Any], code: int, data: memoryview) -> Any:
@@ -391,7 +417,7 @@ class Decoder:
         return self._lenient
 
 
-def _engine_error(exc: BaseException, data: bytes) -> SerdeError:
+def engine_error(exc: BaseException, data: bytes) -> SerdeError:
     """The typed error for what msgspec raised on a whole row."""
     if isinstance(exc, RecursionError):
         return MalformedDataError(

@@ -64,7 +64,11 @@ class Encoder:
             # that does (or a non-str key) ends this attempt early.
             return ormsgpack.packb(obj, option=OPTIONS)
         except TypeError as exc:
-            keys_first = _KEY_ERROR in str(exc) or _has_other_keys(obj)
+            return self.dumps_not_plain(obj, exc)
+
+    def dumps_not_plain(self, obj: Any, refusal: TypeError) -> bytes:
+        """:meth:`dumps` for ``obj`` after ormsgpack refused it as plain with ``refusal``."""
+        keys_first = _KEY_ERROR in str(refusal) or _has_other_keys(obj)
         call = _EncodeCall(self._table, self._resolve)
         try:
             if keys_first:  # skip straight to the key-preserving form

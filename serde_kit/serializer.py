@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any, Literal
 
+import ormsgpack
+
 from . import _pickle
 from .allowlist import Allowlist, AllowEntry
-from .decoder import Decoder
-from .encoder import Encoder
+from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
+from .encoder import OPTIONS, Encoder
 from .errors import EncodeError, MalformedDataError, UnknownTagError
 from .legacy_json import loads_json
 from .limits import DEFAULT_LIMITS, Limits
@@ -40,7 +43,9 @@ class Serializer:
     Raises :class:`EncodeError` on dumps and :class:`DecodeError` subclasses on loads.
     """
 
-    __slots__ = ("allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder")
+    __slots__ = (
+        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder", "_small_row", "_engine",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -63,6 +68,9 @@ class Serializer:
         self.validate: Literal["auto", "always"] = validate
         self._encoder = Encoder(self.allowlist, lenient=lenient)
         self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate)
+        # Small rows skip a frame: loads_typed runs the decoder's small-row check itself.
+        self._small_row = self._decoder.small_row
+        self._engine = self._decoder.engine
 
     def with_allow(self, *entries: AllowEntry) -> Serializer:
         """A copy of this serializer that also allows ``entries``."""
@@ -92,7 +100,13 @@ class Serializer:
         if cls is bytearray:
             return "bytearray", bytes(obj)
         try:
-            return "msgpack", self._encoder.dumps(obj)
+            # Plain JSON-like values (most pending writes) in one call; anything
+            # else ends this attempt at once and goes through the encoder.
+            return "msgpack", ormsgpack.packb(obj, option=OPTIONS)
+        except TypeError as exc:
+            plain_refusal = exc
+        try:
+            return "msgpack", self._encoder.dumps_not_plain(obj, plain_refusal)
         except EncodeError:
             if self.pickle_fallback:
                 return "pickle", _pickle.dumps(obj)
@@ -105,6 +119,17 @@ class Serializer:
         except (TypeError, ValueError):
             raise MalformedDataError("expected a (type tag, bytes) pair") from None
         if tag == "msgpack":
+            # Decoder.loads's small-row path, without its frame (see there).
+            if (
+                type(payload) is bytes
+                and len(payload) < self._small_row
+                and 255 not in payload
+                and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+            ):
+                try:
+                    return self._engine.decode(payload)
+                except ENGINE_ERRORS as exc:
+                    raise engine_error(exc, payload) from None
             return self._decoder.loads(payload if type(payload) is bytes else _as_bytes(payload))
         if tag == "null":
             return None

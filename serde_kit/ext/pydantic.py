@@ -117,6 +117,21 @@ def v2_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
             return cls.__pydantic_validator__.validate_python(fields, by_name=True)
         return cls.__pydantic_validator__.validate_python(fields)
 
+    if fast is None and not computed and not removed and not custom_init:
+        # The common case (a plain user model): validation in this one frame.
+        def rebuild_plain(env: list[Any]) -> Any:
+            fields = env[2]
+            if type(fields) is not dict:
+                expect(fields, dict, "model fields")
+            try:
+                if by_name:
+                    return cls.__pydantic_validator__.validate_python(fields, by_name=True)
+                return cls.__pydantic_validator__.validate_python(fields)
+            except validation_error as exc:
+                return _construct_unvalidated(cls, fields, exc)
+
+        return rebuild_plain
+
     def rebuild(env: list[Any]) -> Any:
         fields = expect(env[2], dict, "model fields")
         if fast is not None:

@@ -132,6 +132,13 @@ def _rebuild_int(env: list[Any]) -> int:
     return int(digits, 16)
 
 
+def _rebuild_tuple(env: list[Any]) -> tuple[Any, ...]:
+    items = env[2]
+    if type(items) is list:
+        return tuple(items)
+    return tuple(expect(items, list, "items"))
+
+
 def _rebuild_deque_args(env: list[Any]) -> collections.deque[Any]:
     items, maxlen = expect(env[2], list, "args")
     return collections.deque(expect(items, list, "items"), maxlen)
@@ -139,7 +146,7 @@ def _rebuild_deque_args(env: list[Any]) -> collections.deque[Any]:
 
 REBUILDERS.update(
     {
-        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple"): lambda env: tuple(expect(env[2], list, "items")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "tuple"): _rebuild_tuple,
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(_set_items(env[2])),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(_set_items(env[2])),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict"): lambda env: dict(_pairs(env[2])),
@@ -159,6 +166,8 @@ REBUILDERS.update(
 def _set_items(items: Any) -> list[Any]:
     # Set elements are hashable, so a list element can only be a tuple that the
     # stock writer turned into an array; serde_kit itself writes tuples as ext.
+    if type(items) is list and list not in map(type, items):
+        return items
     return [_list_to_tuple(item) for item in expect(items, list, "items")]
 
 
@@ -307,6 +316,32 @@ def _zone(env: list[Any]) -> zoneinfo.ZoneInfo:
         raise ValueError(f"unknown time zone {key!r}: install tzdata or fix the data") from exc
 
 
+_TZINFO_TYPES = (timezone, zoneinfo.ZoneInfo)
+
+
+def _rebuild_datetime_kw(env: list[Any]) -> datetime:
+    kwargs = env[2]
+    if type(kwargs) is dict and kwargs.keys() <= _DATETIME_KEYS:
+        tz = kwargs.get("tzinfo")
+        if tz is None or type(tz) in _TZINFO_TYPES:
+            return datetime(**kwargs)
+    return datetime(**_tzinfo_ok(_kwargs(env, _DATETIME_KEYS)))  # raises the precise error
+
+
+def _three_ints(cls: Callable[[int, int, int], Any]) -> RebuildFn:
+    """``cls(a, b, c)`` from a stored ``[a, b, c]`` of ints (date, timedelta)."""
+
+    def rebuild(env: list[Any]) -> Any:
+        args = env[2]
+        if type(args) is list and len(args) == 3:
+            a, b, c = args
+            if type(a) is int and type(b) is int and type(c) is int:
+                return cls(a, b, c)
+        return cls(*_ints(args, 3))  # raises the precise error
+
+    return rebuild
+
+
 _SUBSECOND_OFFSET = re.compile(r"([+-])(\d{2}):(\d{2}):(\d{2})\.(\d{6})$")
 
 
@@ -338,10 +373,10 @@ def _fromisoformat(cls: type, limits: Limits | None = None) -> RebuildFn:
 REBUILDERS.update(
     {
         (codes.METHOD_SINGLE_ARG, "datetime", "datetime"): _fromisoformat(datetime),
-        (codes.CONSTRUCTOR_KW_ARGS, "datetime", "datetime"): lambda env: datetime(**_tzinfo_ok(_kwargs(env, _DATETIME_KEYS))),
-        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "date"): lambda env: date(*_ints(env[2], 3)),
+        (codes.CONSTRUCTOR_KW_ARGS, "datetime", "datetime"): _rebuild_datetime_kw,
+        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "date"): _three_ints(date),
         (codes.CONSTRUCTOR_KW_ARGS, "datetime", "time"): lambda env: time(**_tzinfo_ok(_kwargs(env, _TIME_KEYS))),
-        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timedelta"): lambda env: timedelta(*_ints(env[2], 3)),
+        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timedelta"): _three_ints(timedelta),
         (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timezone"): lambda env: timezone(*expect(env[2], list, "args")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo"): _zone,
     }
@@ -582,7 +617,7 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
             expect(value, str, what)
         if len(value) > max_text:
             raise limits.refuse("max_text_length", f"length of the stored {what}", len(value))
-        return cast(str, value)
+        return value  # type: ignore[no-any-return]  # a str, checked above (typing.cast would cost a call)
 
     def big_int(env: list[Any]) -> int:
         digits, base = expect(env[2], list, "args")
@@ -599,7 +634,8 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
 
     def decimal_(env: list[Any]) -> decimal.Decimal:
         # Its digits are bounded by the text; its exponent is not ("1e999999999").
-        value = decimal.Decimal(text(env[2], "Decimal text"))
+        source = env[2]
+        value = decimal.Decimal(source if type(source) is str and len(source) <= max_text else text(source, "Decimal text"))
         if value.is_finite() and abs(value.adjusted()) > max_digits:
             raise limits.refuse("max_number_digits", "exponent of a stored Decimal", abs(value.adjusted()))
         return value
@@ -625,6 +661,17 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         check_hash_collisions([pair[0] for pair in found], limits, "dict keys")
         return found
 
+    hex_fits = max_text >= 32
+
+    def uuid_(env: list[Any]) -> uuid.UUID:
+        source = env[2]
+        if hex_fits and type(source) is str and len(source) == 32 and source.isascii() and source.isalnum():
+            value = _new_uuid(uuid.UUID)  # as _uuid_from_hex, in one frame
+            _set_attribute(value, "int", int(source, 16))
+            _set_attribute(value, "is_safe", _UUID_UNKNOWN)
+            return value
+        return _uuid_from_hex(text(source, "UUID hex"))
+
     def zone(env: list[Any]) -> zoneinfo.ZoneInfo:
         text(env[2], "zone key")
         return _zone(env)
@@ -637,7 +684,7 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "set"): lambda env: set(items(env[2], "set items")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "frozenset"): lambda env: frozenset(items(env[2], "frozenset items")),
         (codes.CONSTRUCTOR_SINGLE_ARG, "builtins", "dict"): lambda env: dict(pairs(env[2])),
-        (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): lambda env: _uuid_from_hex(text(env[2], "UUID hex")),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): uuid_,
         (codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo"): zone,
     }  # fmt: skip
 
