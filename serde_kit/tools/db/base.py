@@ -185,7 +185,11 @@ class Database(SaverQueries, ABC):
         """One page of ``table`` in walk order (the building block of pages and batches)."""
         where, params = self._where(table, after=after, until=until, exclude_header=exclude_header, claim=claim)
         sql = self._select_sql(table, where, head=head, lock=lock)
-        return self._rows(table, self._execute(sql, [*params, limit]).fetchall())
+        return self._rows(table, self._fetch_rows(sql, [*params, limit]))
+
+    def _fetch_rows(self, sql: str, params: Sequence[Any]) -> Any:
+        """The records of a page or claim SELECT (a dialect may fetch them in a cheaper format)."""
+        return self._execute(sql, params).fetchall()
 
     # -- reading -------------------------------------------------------------------
     def count(
