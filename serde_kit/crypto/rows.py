@@ -60,7 +60,7 @@ def _show(value: Any) -> str:
 
 def classify_row(tag: Any, blob: Any) -> RowInfo:
     """Classify one stored ``(tag, blob)``; never raises, never reads past the header."""
-    return classify_parsed(tag, blob)[0]
+    return _classify(tag, blob, False)[0]
 
 
 def classify_parsed(tag: Any, blob: Any) -> tuple[RowInfo, ParsedBlob | None]:
@@ -70,6 +70,11 @@ def classify_parsed(tag: Any, blob: Any) -> tuple[RowInfo, ParsedBlob | None]:
     :meth:`~serde_kit.crypto.EncryptedSerializer.reencrypt` (``parsed=``), so
     each row's header is parsed once.
     """
+    return _classify(tag, blob, True)
+
+
+def _classify(tag: Any, blob: Any, parse: bool) -> tuple[RowInfo, ParsedBlob | None]:
+    """The classification, and (``parse`` True) the parse of an AESGCM row's blob."""
     if blob is None or tag is None or tag == EMPTY_TAG:
         return RowInfo(RowKind.EMPTY, None, None), None
     if not isinstance(tag, str):
@@ -96,6 +101,8 @@ def classify_parsed(tag: Any, blob: Any) -> tuple[RowInfo, ParsedBlob | None]:
         known = _SEEN_V1.get((inner, blob[:end]))
         if known is not None and len(blob) >= end + _NONCE_AND_TAG:
             info, header = known
+            if not parse:
+                return info, None
             view = memoryview(blob)
             return info, ParsedBlob(info.key_id or "", header, view[end : end + NONCE_SIZE], view[end + NONCE_SIZE :])
     try:

@@ -7,11 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from serde_kit.crypto.blob import ParsedBlob
-from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_parsed
+from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_parsed, classify_row
 
 __all__ = ["EMPTY_TAG", "Layout", "Row", "Table", "driver_value"]
 
 _BYTES = (bytes, bytearray, memoryview)
+
+#: A Row's blob not parsed yet (None is a parse that found no AESGCM header).
+_UNPARSED = object()
 
 
 
@@ -39,14 +42,15 @@ class Row:
     stored row.
     """
 
-    __slots__ = ("table", "pk", "tag", "blob", "loc", "_classified")
+    __slots__ = ("table", "pk", "tag", "blob", "loc", "_info", "_parsed")
 
     table: str
     pk: tuple[Any, ...]
     tag: Any
     blob: Any
     loc: tuple[Any, ...]
-    _classified: tuple[RowInfo, ParsedBlob | None] | None
+    _info: RowInfo | None
+    _parsed: ParsedBlob | None | object
 
     def __init__(self, table: str, pk: tuple[Any, ...], tag: Any, blob: Any, loc: tuple[Any, ...] = ()) -> None:
         _set = object.__setattr__
@@ -55,7 +59,8 @@ class Row:
         _set(self, "tag", tag)
         _set(self, "blob", blob)
         _set(self, "loc", loc)
-        _set(self, "_classified", None)
+        _set(self, "_info", None)
+        _set(self, "_parsed", _UNPARSED)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r} of a Row")
@@ -89,19 +94,22 @@ class Row:
     @property
     def classified(self) -> tuple[RowInfo, ParsedBlob | None]:
         """:func:`~serde_kit.crypto.rows.classify_parsed` of this row (computed once)."""
-        c = self._classified
-        if c is None:
-            c = classify_parsed(self.tag, self.blob)
-            object.__setattr__(self, "_classified", c)
-        return c
+        parsed = self._parsed
+        if parsed is _UNPARSED:
+            info, parsed = classify_parsed(self.tag, self.blob)
+            object.__setattr__(self, "_info", info)
+            object.__setattr__(self, "_parsed", parsed)
+        assert self._info is not None and (parsed is None or isinstance(parsed, ParsedBlob))
+        return self._info, parsed
 
     @property
     def info(self) -> RowInfo:
-        """:func:`~serde_kit.crypto.rows.classify_row` of this row."""
-        c = self._classified
-        if c is None:
-            c = self.classified
-        return c[0]
+        """:func:`~serde_kit.crypto.rows.classify_row` of this row (computed once)."""
+        info = self._info
+        if info is None:
+            info = classify_row(self.tag, self.blob)
+            object.__setattr__(self, "_info", info)
+        return info
 
     @property
     def is_empty(self) -> bool:

@@ -83,6 +83,8 @@ _CAS_BYTES = 4 << 20
 
 
 class _MysqlBatch(SqlBatch):
+    db: MysqlDatabase
+
     def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
         # The claim locked these rows FOR UPDATE in this transaction, so they cannot
         # change before the update: one UPDATE ... JOIN per chunk, and when it does
