@@ -52,6 +52,7 @@ from .binding import SCOPE, BindingScope, RowIdentity
 from .keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID, Keyring, load_keyring
 from .legacy import decrypt_legacy
 from .secret import detached
+from .blob import ParsedBlob
 
 __all__ = ["EncryptedSerializer", "SealedValue"]
 
@@ -296,6 +297,7 @@ class EncryptedSerializer:
         upgrade_legacy: bool = False,
         bind_to: RowIdentity | None = None,
         check_inner: bool = False,
+        parsed: ParsedBlob | None = None,
     ) -> tuple[str, bytes] | None:
         """Re-encrypt one row under the primary key; None when there is nothing to do.
 
@@ -311,12 +313,15 @@ class EncryptedSerializer:
         (allowlisted) serializer before sealing it for the first time, so a row
         it would refuse (a blocked type, a pickle row, garbage) raises that
         error instead of being laundered into a genuine ``+aesgcm`` row.
+        ``parsed`` is ``parse_blob(blob)`` when the caller already has it
+        (:func:`~serde_kit.crypto.rows.classify_parsed`), so the header is
+        parsed once; one whose header does not start ``blob`` is ignored.
         """
         tag, blob = row
         kind, inner_tag = _route(tag)
         identity = bind_to
         if kind == _AESGCM:
-            parsed = parse_blob(blob)
+            parsed = self._same_parse(parsed, blob)
             if parsed.binding is not None:
                 if bind_to is not None and tuple(bind_to) != tuple(parsed.binding):
                     raise RowBindingError(_MOVED)
@@ -344,6 +349,23 @@ class EncryptedSerializer:
         if check_inner and kind != _AESGCM:
             self._inner.loads_typed((inner_tag, data))
         return self._seal_row(inner_tag, data, aesgcm._nonce(), identity)
+
+    @staticmethod
+    def _same_parse(parsed: ParsedBlob | None, blob: Any) -> ParsedBlob:
+        """``parsed`` if it is the parse of ``blob`` (its header starts it, same length), else ``parse_blob(blob)``.
+
+        For :meth:`reencrypt`: the header decides whether a row is skipped and
+        which binding it keeps, so a stale or foreign parse is never trusted; the
+        bytes opened are always ``blob``'s own.
+        """
+        if (
+            parsed is not None
+            and type(blob) is bytes
+            and blob.startswith(parsed.header)
+            and len(blob) == len(parsed.header) + len(parsed.nonce) + len(parsed.body)
+        ):
+            return parsed
+        return parse_blob(blob)
 
     def bind_row(
         self,

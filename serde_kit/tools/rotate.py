@@ -371,6 +371,22 @@ class _Rotator:
         """``(row, source, new value)`` if ``row`` needs writing; failures and refusals are recorded."""
         if row is None:
             return None  # deleted by the application meanwhile: nothing to keep
+        info, parsed = row.classified
+        if (
+            info.kind is RowKind.AESGCM
+            and parsed is not None
+            and parsed.binding is None
+            and not self.bind
+            and info.key_id != self.primary
+        ):
+            # The common case, a key rotation of an unbound row: what the general path
+            # below does for it, in fewer steps (the header was parsed once, by classify).
+            try:
+                new = self.serde.reencrypt((row.tag, row.blob), parsed=parsed)
+            except (CryptoError, DecodeError) as e:
+                self.fail(row, describe_failure(info, e))
+                return None
+            return None if new is None else (row, str(info.key_id), new)
         source = self.wanted(row)
         if source is None:
             return None
@@ -388,6 +404,7 @@ class _Rotator:
                 upgrade_legacy=self.upgrade_legacy,
                 bind_to=identity,
                 check_inner=first_seal and not pickled,
+                parsed=parsed,
             )
         except _Refused as e:
             self.report.refused.append(
@@ -402,10 +419,11 @@ class _Rotator:
     def apply_rows(self, batch: Any, rows: list[Row]) -> None:
         """Re-encrypt ``rows`` in one go; rows that changed meanwhile are redone one by one."""
         work = [w for w in map(self._prepare, rows) if w is not None]
-        applied = batch.compare_and_swap_many([(row, *new) for row, _, new in work])
+        applied = batch.compare_and_swap_many([(row, new[0], new[1]) for row, _, new in work])
+        changed = self._changed
         for (row, source, new), ok in zip(work, applied, strict=True):
             if ok:
-                self._changed(row, source, new)
+                changed(row, source, new)
             else:
                 self._redo(batch, row)
 

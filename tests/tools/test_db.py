@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import socket
 import sqlite3
 
@@ -13,6 +12,7 @@ from rotate_fixtures import DIALECTS, K_OLD, raw_rows
 from serde_kit.crypto import EncryptedSerializer
 from serde_kit.errors import ConfigError, StoreError
 from serde_kit.tools.db import open_database
+from serde_kit.tools.db.model import Row
 
 SQLITE_PKS = {
     "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
@@ -294,7 +294,8 @@ def test_compare_and_swap_many_applies_only_unchanged_rows(kind, request):
         table = store.tables[1]
         with store.batch(table, after=None, limit=4) as batch:
             rows = batch.rows
-            stale = dataclasses.replace(rows[1], blob=b"stale bytes")
+            r = rows[1]
+            stale = Row(r.table, r.pk, r.tag, b"stale bytes", r.loc)
             results = batch.compare_and_swap_many(
                 [(rows[0], "bytes", b"a"), (stale, "bytes", b"b"), (rows[2], "bytes", b"c")]
             )

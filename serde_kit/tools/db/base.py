@@ -155,14 +155,19 @@ class Database(SaverQueries, ABC):
     def _rows(self, table: Table, records: Any) -> list[Row]:
         n = len(table.pk_columns)
         extra = [c for c in table.locator if c not in table.pk_columns]
+        name = table.name
+        t, b = n + len(extra), n + len(extra) + 1
+        if not table.locator:
+            # The common server layout: the primary key is the walk order (one Row per record, no more).
+            return [
+                Row(name, tuple(r[:n]), r[t], r[b] if type(r[b]) is bytes else driver_value(r[b])) for r in records
+            ]
         out = []
         for r in records:
             pk = tuple(r[:n])
-            loc = tuple(r[n : n + len(extra)]) if extra else ()
-            if table.locator and not extra:
-                loc = tuple(pk[table.pk_columns.index(c)] for c in table.locator)
-            tag, blob = r[n + len(extra)], r[n + len(extra) + 1]
-            out.append(Row(table.name, pk, tag, driver_value(blob), loc))
+            loc = tuple(r[n:t]) if extra else tuple(pk[table.pk_columns.index(c)] for c in table.locator)
+            blob = r[b]
+            out.append(Row(name, pk, r[t], blob if type(blob) is bytes else driver_value(blob), loc))
         return out
 
     def select_rows(
@@ -180,7 +185,11 @@ class Database(SaverQueries, ABC):
         """One page of ``table`` in walk order (the building block of pages and batches)."""
         where, params = self._where(table, after=after, until=until, exclude_header=exclude_header, claim=claim)
         sql = self._select_sql(table, where, head=head, lock=lock)
-        return self._rows(table, self._execute(sql, [*params, limit]).fetchall())
+        return self._rows(table, self._fetch_rows(sql, [*params, limit]))
+
+    def _fetch_rows(self, sql: str, params: Sequence[Any]) -> Any:
+        """The records of a page or claim SELECT (a dialect may fetch them in a cheaper format)."""
+        return self._execute(sql, params).fetchall()
 
     # -- reading -------------------------------------------------------------------
     def count(

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any
 
-from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_row
+from serde_kit.crypto.blob import ParsedBlob
+from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_parsed, classify_row
 
 __all__ = ["EMPTY_TAG", "Layout", "Row", "Table", "driver_value"]
 
 _BYTES = (bytes, bytearray, memoryview)
+
+#: A Row's blob not parsed yet (None is a parse that found no AESGCM header).
+_UNPARSED = object()
 
 
 
@@ -31,25 +34,82 @@ class Table:
         return self.locator or self.pk_columns
 
 
-@dataclass(frozen=True)
 class Row:
-    """One stored row: table, primary-key values, type tag, blob, and where it is."""
+    """One stored row: table, primary-key values, type tag, blob, and where it is.
+
+    Immutable and compared like a frozen dataclass of ``(table, pk, tag, blob)``
+    (``loc`` is left out); a plain slotted class because the tools build one per
+    stored row.
+    """
+
+    __slots__ = ("table", "pk", "tag", "blob", "loc", "_info", "_parsed")
 
     table: str
     pk: tuple[Any, ...]
     tag: Any
     blob: Any
-    loc: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    loc: tuple[Any, ...]
+    _info: RowInfo | None
+    _parsed: ParsedBlob | None | object
+
+    def __init__(self, table: str, pk: tuple[Any, ...], tag: Any, blob: Any, loc: tuple[Any, ...] = ()) -> None:
+        _set = object.__setattr__
+        _set(self, "table", table)
+        _set(self, "pk", pk)
+        _set(self, "tag", tag)
+        _set(self, "blob", blob)
+        _set(self, "loc", loc)
+        _set(self, "_info", None)
+        _set(self, "_parsed", _UNPARSED)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a Row")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of a Row")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Row, (self.table, self.pk, self.tag, self.blob, self.loc))
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.table, self.pk, self.tag, self.blob)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Row)
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Row(table={self.table!r}, pk={self.pk!r}, tag={self.tag!r}, blob={self.blob!r})"
 
     @property
     def where(self) -> tuple[Any, ...]:
         """Values of the table's walk columns for this row."""
         return self.loc or self.pk
 
-    @cached_property
+    @property
+    def classified(self) -> tuple[RowInfo, ParsedBlob | None]:
+        """:func:`~serde_kit.crypto.rows.classify_parsed` of this row (computed once)."""
+        parsed = self._parsed
+        if parsed is _UNPARSED:
+            info, parsed = classify_parsed(self.tag, self.blob)
+            object.__setattr__(self, "_info", info)
+            object.__setattr__(self, "_parsed", parsed)
+        assert self._info is not None and (parsed is None or isinstance(parsed, ParsedBlob))
+        return self._info, parsed
+
+    @property
     def info(self) -> RowInfo:
-        """:func:`~serde_kit.crypto.rows.classify_row` of this row."""
-        return classify_row(self.tag, self.blob)
+        """:func:`~serde_kit.crypto.rows.classify_row` of this row (computed once)."""
+        info = self._info
+        if info is None:
+            info = classify_row(self.tag, self.blob)
+            object.__setattr__(self, "_info", info)
+        return info
 
     @property
     def is_empty(self) -> bool:

@@ -144,6 +144,14 @@ class PostgresDatabase(ServerDatabase):
         except self._psycopg.Error as e:
             raise self._translate(e) from None
 
+    def _fetch_rows(self, sql: str, params: Sequence[Any]) -> Any:
+        # Binary results: a bytea arrives as its bytes, not as hex the server encodes and
+        # psycopg decodes (a page of 1 KiB rows is most of the claim's cost in text form).
+        try:
+            return self.conn.execute(sql, list(params), binary=True).fetchall()
+        except self._psycopg.Error as e:
+            raise self._translate(e) from None
+
     def _translate(self, e: BaseException) -> StoreError:
         errors = self._psycopg.errors
         first = self._first_line(e)
