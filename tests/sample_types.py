@@ -8,7 +8,7 @@ import sys
 from datetime import datetime
 from typing import Annotated, Any, NamedTuple, Optional, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, computed_field
+from pydantic import BaseModel, ConfigDict, Field, RootModel, computed_field, field_validator, model_validator
 from pydantic import v1 as pydantic_v1
 
 #: Set when a module that must never be imported by a refused decode is imported.
@@ -104,6 +104,56 @@ class Summary(BaseModel):
     @property
     def size(self) -> int:
         return len(self.parts)
+
+
+class Cell(BaseModel):
+    v: int
+    when: Optional[datetime] = None
+
+
+class SpecialCell(Cell):
+    note: str = ""
+
+
+class Grid(BaseModel):
+    """Nested models in fields declared as exactly their class: stored as their fields."""
+
+    name: str
+    head: Cell
+    cells: list[Cell] = []
+    anything: Any = None
+
+
+class Sheet(BaseModel):
+    grids: list[Grid]
+
+
+class CheckedGrid(BaseModel):
+    """A before validator sees raw input: its nested models stay their own exts."""
+
+    cells: list[Cell]
+
+    @model_validator(mode="before")
+    @classmethod
+    def seen(cls, data: Any) -> Any:
+        return data
+
+
+class FieldCheckedGrid(BaseModel):
+    cells: list[Cell]
+
+    @field_validator("cells", mode="before")
+    @classmethod
+    def seen(cls, value: Any) -> Any:
+        return value
+
+
+class AliasedCell(BaseModel):
+    v: int = Field(alias="V")
+
+
+class HoldsAliased(BaseModel):
+    cells: list[AliasedCell]
 
 
 class Opaque:

@@ -28,7 +28,8 @@ CONSTRUCTOR_KW_ARGS = 2
 METHOD_SINGLE_ARG = 3
 #: ``[module, name, fields]`` → pydantic v1 model
 PYDANTIC_V1 = 4
-#: ``[module, name, fields, "model_validate_json"]`` → pydantic v2 model
+#: ``[module, name, fields, "model_validate_json"]`` → pydantic v2 model (the method is
+#: ``"model_validate"`` when nested models are stored as their fields; readers ignore it)
 PYDANTIC_V2 = 5
 #: ``[dtype, shape, order, buffer]`` → numpy.ndarray
 NUMPY_ARRAY = 6

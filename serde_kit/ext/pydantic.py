@@ -5,6 +5,13 @@ but with the model's own attribute values rather than ``model_dump()``: nested
 models, tuples and other exact types then go through serde_kit's own writers
 and come back as they were. A stock reader still builds the model from them.
 
+A nested model whose field is declared as exactly its class (``row: Row``,
+``rows: list[Row]``), with nothing between the stored value and pydantic's own
+validation of that class, is written as its fields (:func:`inline_plan`): the
+outer model is then validated once, nested models and all, as stock rows are.
+The envelope's method names :data:`INLINED_METHOD` then, so a model that does
+not validate can still be rebuilt as it was stored.
+
 pydantic is never imported here; models are recognised through the pydantic
 module the application already imported.
 """
@@ -13,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import typing
 from typing import Any, cast
 
 from ormsgpack import Ext
@@ -22,19 +30,138 @@ from .stdlib import EncodeFn, RebuildFn, expect
 from .user import importable_key
 
 
+#: The method a pydantic v2 envelope names; stock readers ignore it and validate the fields.
+STOCK_METHOD = "model_validate_json"
+#: The method of an envelope whose nested models (per :func:`inline_plan`) are stored as their fields.
+INLINED_METHOD = "model_validate"
+
+#: Per model class: the fields whose nested models are stored as their fields,
+#: each with the nested class and whether the field is a list of them.
+InlinePlan = dict[str, tuple[type, bool]]
+_PLANS: dict[type, InlinePlan] = {}
+
+
+def inline_plan(cls: Any) -> InlinePlan:
+    """The fields of model ``cls`` whose nested models may be stored as their fields.
+
+    A field qualifies when it is declared as exactly a model class ``T`` or
+    ``list[T]``, with no metadata (constraints, ``BeforeValidator``...) and no
+    validator of ``cls`` on it, ``cls`` has no before/wrap model validator,
+    neither class is strict or has its own ``__init__``, and ``T`` has no
+    aliases: validating ``T``'s stored fields inside ``cls`` then does what
+    validating them on their own does.
+    """
+    found = _PLANS.get(cls)
+    if found is None:
+        found = _PLANS[cls] = _make_plan(cls)
+    return found
+
+
+def _make_plan(cls: Any) -> InlinePlan:
+    if not _plain_model(cls):
+        return {}
+    decorators = cls.__pydantic_decorators__
+    if decorators.root_validators or any(d.info.mode != "after" for d in decorators.model_validators.values()):
+        return {}
+    validated = {field for group in (decorators.validators, decorators.field_validators) for d in group.values() for field in d.info.fields}
+    if "*" in validated:
+        return {}
+    plan: InlinePlan = {}
+    for field, info in cls.model_fields.items():
+        if field in validated or info.metadata:
+            continue
+        target, many = info.annotation, False
+        if typing.get_origin(target) is list:
+            args = typing.get_args(target)
+            target, many = (args[0] if len(args) == 1 else None), True
+        if target is not cls and _plain_model(target):
+            nested: Any = target
+            if all(f.alias is None and f.validation_alias is None for f in nested.model_fields.values()):
+                plan[field] = (nested, many)
+    return plan
+
+
+def _plain_model(cls: Any) -> bool:
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(cls, type) or not issubclass(cls, pydantic.BaseModel):
+        return False
+    model: Any = cls
+    return (
+        not _is_root_model(model)
+        and model.__init__ is pydantic.BaseModel.__init__
+        and bool(getattr(model, "__pydantic_complete__", False))
+        and not model.model_config.get("strict")
+    )
+
+
+def _model_fields(obj: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = obj.__dict__
+    extra = obj.__pydantic_extra__
+    return {**fields, **extra} if extra else fields
+
+
+class _Ambiguous(Exception):
+    """A planned field holds a plain dict: a reader could not tell it from an inlined model."""
+
+
+def _inlined(fields: dict[str, Any], plan: InlinePlan) -> dict[str, Any] | None:
+    """``fields`` with the nested models of ``plan`` stored as their fields; None when
+    there are none. Raises :class:`_Ambiguous`."""
+    out: dict[str, Any] | None = None
+    for key, (target, many) in plan.items():
+        value = fields.get(key)
+        if many:
+            if type(value) is not list or not value:
+                continue
+            if dict in map(type, value):
+                raise _Ambiguous
+            new: Any = [_as_fields(item) if type(item) is target else item for item in value]
+        elif type(value) is target:
+            new = _as_fields(value)
+        elif type(value) is dict:
+            raise _Ambiguous
+        else:
+            continue
+        if out is None:
+            out = dict(fields)
+        out[key] = new
+    return out
+
+
+def _as_fields(obj: Any) -> Any:
+    """A nested model as its fields (its own nested models inlined too), or the model
+    itself when its fields cannot be inlined unambiguously."""
+    fields = _model_fields(obj)
+    plan = inline_plan(type(obj))
+    if plan:
+        try:
+            inlined = _inlined(fields, plan)
+        except _Ambiguous:
+            return obj  # written as its own ext
+        if inlined is not None:
+            return inlined
+    return fields
+
+
 def _v2_model(cls: type) -> EncodeFn:
     module, name = importable_key(cls)
     root = _is_root_model(cls)
+    plan = {} if root else inline_plan(cls)
 
     def encode(obj: Any, call: Any) -> Ext:
+        method = STOCK_METHOD
         if root:
             fields = obj.root
         else:
-            fields = obj.__dict__
-            extra = obj.__pydantic_extra__
-            if extra:
-                fields = {**fields, **extra}
-        return Ext(codes.PYDANTIC_V2, call.pack([module, name, fields, "model_validate_json"]))
+            fields = _model_fields(obj)
+            if plan:
+                try:
+                    inlined = _inlined(fields, plan)
+                except _Ambiguous:
+                    inlined = None
+                if inlined is not None:
+                    fields, method = inlined, INLINED_METHOD
+        return Ext(codes.PYDANTIC_V2, call.pack([module, name, fields, method]))
 
     return encode
 
@@ -109,6 +236,12 @@ def v2_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
 
     removed = _REMOVED_FIELDS.get((cls.__module__, cls.__qualname__), {})
     validation_error = sys.modules["pydantic"].ValidationError
+    plan = inline_plan(cls)
+
+    def unvalidated(env: list[Any], fields: dict[str, Any], error: Exception) -> Any:
+        if plan and len(env) > 3 and env[3] == INLINED_METHOD:
+            fields = _fold(fields, plan, validation_error)
+        return _construct_unvalidated(cls, fields, error)
 
     def validate(fields: dict[str, Any]) -> Any:
         # What model_validate does, one frame shorter (read per call: a model whose
@@ -128,7 +261,7 @@ def v2_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
                     return cls.__pydantic_validator__.validate_python(fields, by_name=True)
                 return cls.__pydantic_validator__.validate_python(fields)
             except validation_error as exc:
-                return _construct_unvalidated(cls, fields, exc)
+                return unvalidated(env, fields, exc)
 
         return rebuild_plain
 
@@ -150,9 +283,30 @@ def v2_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
         try:
             return validate(fields)
         except validation_error as exc:
-            return _construct_unvalidated(cls, fields, exc)
+            return unvalidated(env, fields, exc)
 
     return rebuild
+
+
+def _fold(fields: dict[str, Any], plan: InlinePlan, validation_error: type[Exception]) -> dict[str, Any]:
+    """``fields`` of a model that does not validate, with its inlined nested models
+    rebuilt on their own, as they were before they were stored (see :func:`inline_plan`)."""
+    out = dict(fields)
+    for key, (target, many) in plan.items():
+        value = out.get(key)
+        if many and type(value) is list:
+            out[key] = [_from_fields(target, item, validation_error) if type(item) is dict else item for item in value]
+        elif type(value) is dict:
+            out[key] = _from_fields(target, value, validation_error)
+    return out
+
+
+def _from_fields(cls: Any, fields: dict[str, Any], validation_error: type[Exception]) -> Any:
+    try:
+        return cls.model_validate(fields)
+    except validation_error as exc:
+        plan = inline_plan(cls)
+        return _construct_unvalidated(cls, _fold(fields, plan, validation_error) if plan else fields, exc)
 
 
 #: Fields langchain-core has since removed, with the default they always held
