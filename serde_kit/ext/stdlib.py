@@ -50,7 +50,17 @@ def _ext(call: Any, code: int, *envelope: Any) -> Ext:
 # --- containers and numbers -------------------------------------------------
 
 
-_TUPLE_HEAD = ormsgpack.packb(["builtins", "tuple", None])[:-1]  # envelope up to its argument
+def _head(module: str, name: str, method: str | None = None) -> tuple[bytes, bytes]:
+    """The packed envelope ``[module, name, arg(, method)]`` before and after its argument:
+    a plain argument is packed on its own between them, in one call."""
+    packed = ormsgpack.packb([module, name, None] if method is None else [module, name, None, method])
+    at = len(ormsgpack.packb([module, name]))  # the same one-byte array header, then the None
+    return packed[:at], packed[at + 1 :]
+
+
+_TUPLE_HEAD = _head("builtins", "tuple")[0]
+_PACK = ormsgpack.packb
+_OPTIONS = codes.PACK_OPTIONS
 
 
 def _tuple(obj: tuple[Any, ...], call: Any) -> Ext:
@@ -60,8 +70,14 @@ def _tuple(obj: tuple[Any, ...], call: Any) -> Ext:
         return Ext(codes.CONSTRUCTOR_SINGLE_ARG, call.pack(["builtins", "tuple", list(obj)]))
 
 
+_SET_HEADS = {cls: _head("builtins", cls.__name__)[0] for cls in (set, frozenset)}
+
+
 def _set(obj: set[Any] | frozenset[Any], call: Any) -> Ext:
-    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "builtins", type(obj).__name__, list(obj))
+    try:
+        return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _SET_HEADS[type(obj)] + _PACK(list(obj), option=_OPTIONS))
+    except TypeError:
+        return Ext(codes.CONSTRUCTOR_SINGLE_ARG, call.pack(["builtins", type(obj).__name__, list(obj)]))
 
 
 def _deque(obj: collections.deque[Any], call: Any) -> Ext:
@@ -94,12 +110,16 @@ def _fraction(obj: fractions.Fraction, call: Any) -> Ext:
     )
 
 
+_DECIMAL_HEAD = _head("decimal", "Decimal")[0]
+_UUID_HEAD = _head("uuid", "UUID")[0]
+
+
 def _decimal(obj: decimal.Decimal, call: Any) -> Ext:
-    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "decimal", "Decimal", str(obj))
+    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _DECIMAL_HEAD + _PACK(str(obj)))
 
 
 def _uuid(obj: uuid.UUID, call: Any) -> Ext:
-    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID", obj.hex)
+    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _UUID_HEAD + _PACK(obj.hex))
 
 
 ENCODERS.update(
@@ -215,11 +235,15 @@ def _iso_is_exact(tz: Any, fold: int) -> bool:
     )
 
 
+_DATETIME_ISO_HEAD, _ISO_TAIL = _head("datetime", "datetime", "fromisoformat")
+_DATE_HEAD = _head("datetime", "date")[0]
+_TIMEDELTA_HEAD = _head("datetime", "timedelta")[0]
+
+
 def _datetime(obj: datetime, call: Any) -> Ext:
-    if _iso_is_exact(obj.tzinfo, obj.fold):
-        return _ext(
-            call, codes.METHOD_SINGLE_ARG, "datetime", "datetime", obj.isoformat(), "fromisoformat"
-        )
+    tz = obj.tzinfo
+    if (tz is None or tz is timezone.utc) and not obj.fold or _iso_is_exact(tz, obj.fold):
+        return Ext(codes.METHOD_SINGLE_ARG, _DATETIME_ISO_HEAD + _PACK(obj.isoformat()) + _ISO_TAIL)
     # Keyword form: the stock reader builds it too (datetime is in its safe set) and
     # the tzinfo (ZoneInfo key, timezone name) and fold survive.
     return _ext(
@@ -242,7 +266,7 @@ def _datetime(obj: datetime, call: Any) -> Ext:
 
 
 def _date(obj: date, call: Any) -> Ext:
-    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "datetime", "date", [obj.year, obj.month, obj.day])
+    return Ext(codes.CONSTRUCTOR_POS_ARGS, _DATE_HEAD + _PACK([obj.year, obj.month, obj.day]))
 
 
 def _time(obj: time, call: Any) -> Ext:
@@ -263,9 +287,7 @@ def _time(obj: time, call: Any) -> Ext:
 
 
 def _timedelta(obj: timedelta, call: Any) -> Ext:
-    return _ext(
-        call, codes.CONSTRUCTOR_POS_ARGS, "datetime", "timedelta", [obj.days, obj.seconds, obj.microseconds]
-    )
+    return Ext(codes.CONSTRUCTOR_POS_ARGS, _TIMEDELTA_HEAD + _PACK([obj.days, obj.seconds, obj.microseconds]))
 
 
 def _timezone(obj: timezone, call: Any) -> Ext:
