@@ -474,10 +474,12 @@ class EncryptedSerializer:
             aad = self._aad(inner_tag, header)
             if type(inner_tag) is str and len(self._seal_plans) < _AAD_CACHE_MAX:
                 self._seal_plans[inner_tag] = (stored_tag, header, aad, self._encrypt)
-                self._open_plans.setdefault(
-                    stored_tag,
-                    self._open_plan(inner_tag, header, self._primary, aad),
-                )
+                # The primary's header takes the read plan: the rows we write are read back.
+                known = self._open_plans.get(stored_tag)
+                if known is None or known[0] is not header:
+                    self._open_plans[stored_tag] = self._open_plan(
+                        inner_tag, header, self._primary, aad
+                    )
         else:
             header, aad = self._bound_header(inner_tag, identity)
         if not isinstance(data, memoryview) and len(data) >= _LARGE:  # len counts bytes here
@@ -608,13 +610,14 @@ class EncryptedSerializer:
         # Remember only headers that authenticated, under keys we hold: bounded.
         if len(self._opened) < _AAD_CACHE_MAX:
             self._opened[(inner_tag, parsed.header)] = (parsed.key_id, aad)
-            # loads_typed's one-frame plan for this stored tag (the first header to open
-            # under it, unless _seal_row put the primary's there first).
+            # loads_typed's one-frame plan for this stored tag: the primary's header
+            # if it is one, else the first header to open under the tag.
             if type(inner_tag) is str:
-                self._open_plans.setdefault(
-                    f"{inner_tag}+{CIPHER_NAME}",
-                    self._open_plan(inner_tag, parsed.header, parsed.key_id, aad),
-                )
+                plan = self._open_plan(inner_tag, parsed.header, parsed.key_id, aad)
+                if parsed.key_id == self._primary:
+                    self._open_plans[f"{inner_tag}+{CIPHER_NAME}"] = plan
+                else:
+                    self._open_plans.setdefault(f"{inner_tag}+{CIPHER_NAME}", plan)
         return plaintext
 
     def _open_legacy(self, tag: str, blob: bytes) -> bytes:

@@ -161,6 +161,25 @@ def test_other_keys_and_unknown_keys_with_a_warm_plan(warm) -> None:
         serde.loads_typed(foreign)
 
 
+def test_the_primary_keys_header_takes_the_read_plan() -> None:
+    """Old-key rows read first do not keep the primary's rows off the one-frame path."""
+    old = _serde(keyring=KEYRING.promote("k2")).dumps_typed("old")
+    tag = old[0]
+    reader = _serde()
+    assert reader.loads_typed(old) == "old"
+    assert reader._open_plans[tag][0] == build_header("k2")
+    new = _serde().dumps_typed("new")
+    assert reader.loads_typed(new) == "new"
+    assert reader._open_plans[tag][0] == HEADER
+    assert reader.loads_typed(old) == "old"  # the old key's rows still read
+    assert reader._open_plans[tag][0] == HEADER
+    writer = _serde()
+    writer.loads_typed(old)
+    row = writer.dumps_typed("mine")
+    assert writer._open_plans[tag][0] == HEADER
+    assert writer.loads_typed(row) == "mine"
+
+
 def test_binding_refusals_hold_with_a_warm_plan(warm) -> None:
     serde, row, value = warm
     with row_scope("t-1", "", require_bound=True):
