@@ -185,35 +185,70 @@ def report_serializer(results: dict[str, dict[str, dict[str, Any]]], per_item: s
     return summary
 
 
-def run_encryption(*, rounds: int, min_time: float) -> dict[str, Any]:
-    enc = P.encryption_contestants()
-    out: dict[str, Any] = {}
-    print(f"\n{'payload':14} {'contestant':10} {'encrypt':>12} {'decrypt':>12} {'enc GB/s':>9} {'dec GB/s':>9}")
-    for name, blob in P.encryption_payloads().items():
-        res = measure(blob, enc, rounds=rounds, min_time=min_time)
-        out[name] = res
-        for who, r in res.items():
-            n = len(blob)
-            print(f"{name:14} {who:10} {_fmt_t(r['dumps'])} {_fmt_t(r['loads'])} {n / r['dumps'] / 1e9:9.2f} {n / r['loads'] / 1e9:9.2f}")
-    # Per-call overhead on small writes: encrypted minus the same inner serializer alone.
+def run_encryption(*, rounds: int, min_time: float, baseline: str | None = None) -> dict[str, Any]:
+    """The encrypted serializers on random bytes and on the small writes.
+
+    Contestants: serde_kit (and ``serde_kit_base``, the same code at git revision
+    ``baseline``, when given), the stock EAX serializer twice (A/A), raw
+    cryptography AES-GCM twice (the hardware anchor and its own A/A), and
+    serde_kit's plain ``Serializer`` (``inner``: what encryption wraps).
+    """
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     from serde_kit import Serializer
 
-    writes = P.pending_writes(1000)
+    enc = P.encryption_contestants(baseline)
+    plain = Serializer()
     inner = {
-        "serde_kit": P.Contestant("inner", Serializer().dumps_typed, Serializer().loads_typed, lambda d: len(d[1])),
+        "serde_kit": P.Contestant("inner", plain.dumps_typed, plain.loads_typed, lambda d: len(d[1])),
         "stock": P.Contestant("inner", JsonPlusSerializer().dumps_typed, JsonPlusSerializer().loads_typed, lambda d: len(d[1])),
     }
-    both = {**{f"{k}+enc": v for k, v in enc.items() if k != "raw_aesgcm"}, **{f"{k}_inner": v for k, v in inner.items()}}
+    out: dict[str, Any] = {}
+    print(f"\n{'payload':14} {'contestant':14} {'encrypt':>12} {'decrypt':>12} {'enc GB/s':>9} {'dec GB/s':>9} {'flt/e':>8} {'flt/d':>8}")
+    for name, blob in P.encryption_payloads().items():
+        big = "64MiB" in name
+        res = measure(blob, {**enc, "inner": inner["serde_kit"]}, rounds=min(rounds, 5) if big else rounds, min_time=0 if big else min_time)
+        out[name] = res
+        n = len(blob)
+        for who, r in res.items():
+            print(
+                f"{name:14} {who:14} {_fmt_t(r['dumps'])} {_fmt_t(r['loads'])} {n / r['dumps'] / 1e9:9.2f} {n / r['loads'] / 1e9:9.2f} "
+                f"{r['dumps_minflt']:8.1f} {r['loads_minflt']:8.1f}"
+            )
+        raw, aa = res["raw_aesgcm"], res["raw_aa"]
+        line = f"  {name}: raw A/A {aa['dumps'] / raw['dumps']:.3f} {aa['loads'] / raw['loads']:.3f}"
+        for who in ("serde_kit", "serde_kit_base"):
+            if who in res:
+                r = res[who]
+                line += f"; {who} {raw['dumps'] / r['dumps'] * 100:.0f}%/{raw['loads'] / r['loads'] * 100:.0f}% of raw"
+                # Without the inner serializer's own copy of the bytes: the encryption layer alone.
+                ed, el = r["dumps"] - res["inner"]["dumps"], r["loads"] - res["inner"]["loads"]
+                line += f" (layer alone {raw['dumps'] / ed * 100:.0f}%/{raw['loads'] / el * 100:.0f}%)"
+        print(line)
+    # Per-call overhead on small writes: encrypted minus the same inner serializer alone.
+    writes = P.pending_writes(1000)
+    both = {
+        **{f"{k}+enc": v for k, v in enc.items() if not k.startswith("raw") and k != "stock_aa"},
+        **{f"{k}_inner": v for k, v in inner.items()},
+        # The floor: the inner serializer, os.urandom(12) and cryptography's AES-GCM with the
+        # same header, AAD and join, inlined by hand (what raw AES-GCM costs per row right now).
+        "floor+enc": P.encryption_floor(plain),
+    }
     res = measure(writes, both, rounds=rounds, min_time=min_time, per_item=True)
     out["small_writes"] = res
     print("\nper-call encryption overhead on 1000 small writes (encrypted - inner alone):")
-    for who in ("serde_kit", "stock"):
-        d = (res[f"{who}+enc"]["dumps"] - res[f"{who}_inner"]["dumps"]) / len(writes)
-        lo = (res[f"{who}+enc"]["loads"] - res[f"{who}_inner"]["loads"]) / len(writes)
+    for who, base in (("floor", "serde_kit"), ("serde_kit", "serde_kit"), ("serde_kit_base", "serde_kit"), ("stock", "stock")):
+        if f"{who}+enc" not in res:
+            continue
+        d = (res[f"{who}+enc"]["dumps"] - res[f"{base}_inner"]["dumps"]) / len(writes)
+        lo = (res[f"{who}+enc"]["loads"] - res[f"{base}_inner"]["loads"]) / len(writes)
         out[f"overhead_{who}"] = {"dumps": d, "loads": lo}
-        print(f"  {who:10} encrypt +{d * 1e6:.2f} us/call, decrypt +{lo * 1e6:.2f} us/call")
+        print(f"  {who:14} encrypt +{d * 1e6:.2f} us/call, decrypt +{lo * 1e6:.2f} us/call")
+    fl = out["overhead_floor"]
+    for who in ("serde_kit", "serde_kit_base"):
+        if f"overhead_{who}" in out:
+            o = out[f"overhead_{who}"]
+            print(f"  {who:14} above the floor: encrypt +{(o['dumps'] - fl['dumps']) * 1e6:.2f} us/call, decrypt +{(o['loads'] - fl['loads']) * 1e6:.2f} us/call")
     return out
 
 
@@ -253,6 +288,16 @@ def targets(ser: dict[str, Any] | None, enc: dict[str, Any] | None) -> list[tupl
         o = enc["overhead_serde_kit"]
         rows.append(("encrypt overhead <= 2 us per small write", f"{o['dumps'] * 1e6:.2f} us", o["dumps"] <= 2e-6))
         rows.append(("decrypt overhead <= 1.5 us per small write", f"{o['loads'] * 1e6:.2f} us", o["loads"] <= 1.5e-6))
+        if "overhead_floor" in enc:
+            # The same targets relative to this run's floor (inner + urandom + AES-GCM inlined):
+            # the issue set 2.0/1.5 us with urandom+encrypt at ~1.4 us and decrypt at ~0.8 us.
+            fl = enc["overhead_floor"]
+            for op, what, allowed in (("dumps", "encrypt", 0.6e-6), ("loads", "decrypt", 0.7e-6)):
+                above = o[op] - fl[op]
+                rows.append((
+                    f"(relative) {what} above the AES-GCM floor <= {allowed * 1e6:.1f} us",
+                    f"{above * 1e6:+.2f} us", above <= allowed,
+                ))  # fmt: skip
         # Throughput against cryptography's AES-GCM alone, measured in the same run:
         # what this machine's hardware can do, whatever machine it is.
         for size, op, label, bound in (
@@ -263,6 +308,10 @@ def targets(ser: dict[str, Any] | None, enc: dict[str, Any] | None) -> list[tupl
             ours, raw = enc[size]["serde_kit"], enc[size]["raw_aesgcm"]
             share = raw[op] / ours[op]
             rows.append((label, f"{share * 100:.0f}% ({P.MIB * (64 if '64' in size else 1) / ours[op] / 1e9:.2f} GB/s)", share >= bound))
+        for size in ("enc_1MiB", "enc_64MiB"):
+            raw, aa = enc[size]["raw_aesgcm"], enc[size]["raw_aa"]
+            worst = max(abs(aa["dumps"] / raw["dumps"] - 1), abs(aa["loads"] / raw["loads"] - 1))
+            rows.append((f"raw AES-GCM A/A at {size[4:]} within 5% (the ratios hold)", f"{worst * 100:.1f}%", worst <= 0.05))
     print(f"\n{'target':52} {'measured':>12}  result")
     for name, val, ok in rows:
         print(f"{name:52} {val:>12}  {'met' if ok else 'MISSED'}")
@@ -275,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--min-time", type=float, default=0.05, help="seconds per timed batch (small payloads)")
     ap.add_argument("--json", type=Path, help="write raw results here")
+    ap.add_argument("--baseline", metavar="REV", help="encryption: also run serde_kit.crypto as of git revision REV")
     args = ap.parse_args(argv)
 
     print(
@@ -298,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     if summary and want == "numpy":  # the geomean targets are about the full payload set
         summary.pop("geomean_dumps_speedup"), summary.pop("geomean_loads_speedup")
         summary.pop("geomean_non_numpy", None)
-    enc = run_encryption(rounds=args.rounds, min_time=args.min_time) if want in ("all", "encryption") else None
+    enc = run_encryption(rounds=args.rounds, min_time=args.min_time, baseline=args.baseline) if want in ("all", "encryption") else None
     rows = targets(summary, enc)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -217,8 +217,41 @@ def contestants() -> dict[str, Contestant]:
 ENC_KEY = bytes(range(32))
 
 
-def encryption_contestants() -> dict[str, Contestant]:
-    """serde_kit's EncryptedSerializer (AES-256-GCM) against the stock one (pycryptodome AES-EAX)."""
+def _baseline_crypto(rev: str) -> Any:
+    """serde_kit.crypto as it was at git revision ``rev``, imported as its own package.
+
+    The package's own modules import each other relatively, so the copy runs its
+    own encrypted/aesgcm/blob code (errors come from the current serde_kit).
+    """
+    import importlib
+    import subprocess
+    import tarfile
+    import tempfile
+
+    name = "serde_kit_crypto_" + "".join(ch for ch in rev if ch.isalnum())[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    tmp = Path(tempfile.mkdtemp(prefix="bench-base-"))
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", rev, "serde_kit/crypto"],
+        check=True, capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+        tar.extractall(tmp, filter="data")
+    (tmp / "serde_kit" / "crypto").rename(tmp / name)
+    sys.path.insert(0, str(tmp))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(tmp))
+
+
+def encryption_contestants(baseline: str | None = None) -> dict[str, Contestant]:
+    """serde_kit's EncryptedSerializer (AES-256-GCM), the stock one (pycryptodome AES-EAX) and raw AES-GCM.
+
+    ``baseline``: a git revision whose serde_kit.crypto runs as the extra
+    contestant ``serde_kit_base`` (before/after in one interleaved run).
+    """
     from langgraph.checkpoint.serde.encrypted import EncryptedSerializer as StockEncrypted
 
     from serde_kit import Serializer
@@ -228,23 +261,64 @@ def encryption_contestants() -> dict[str, Contestant]:
 
     ours = EncryptedSerializer(Serializer(), Keyring({"k1": ENC_KEY}, primary="k1"))
     stock = StockEncrypted.from_pycryptodome_aes(key=ENC_KEY)
-    raw = AESGCM(ENC_KEY)
+    stock_again = StockEncrypted.from_pycryptodome_aes(key=ENC_KEY)
+    raw, raw_again = AESGCM(ENC_KEY), AESGCM(ENC_KEY)
 
-    def raw_seal(blob: bytes) -> tuple[bytes, bytes]:
-        nonce = os.urandom(12)
-        return nonce, raw.encrypt(nonce, blob, None)
+    def raw_contestant(name: str, cipher: AESGCM) -> Contestant:
+        def seal(blob: bytes) -> tuple[bytes, bytes]:
+            nonce = os.urandom(12)
+            return nonce, cipher.encrypt(nonce, blob, None)
 
-    def raw_open(sealed: tuple[bytes, bytes]) -> bytes:
-        return raw.decrypt(sealed[0], sealed[1], None)
+        def open_(sealed: tuple[bytes, bytes]) -> bytes:
+            return cipher.decrypt(sealed[0], sealed[1], None)
 
-    return {
-        "serde_kit": Contestant("serde_kit", ours.dumps_typed, ours.loads_typed, lambda d: len(d[1])),
+        return Contestant(name, seal, open_, lambda d: len(d[1]))
+
+    out = {"serde_kit": Contestant("serde_kit", ours.dumps_typed, ours.loads_typed, lambda d: len(d[1]))}
+    if baseline:
+        base = _baseline_crypto(baseline)
+        then = base.EncryptedSerializer(Serializer(), base.Keyring({"k1": ENC_KEY}, primary="k1"))
+        out["serde_kit_base"] = Contestant("serde_kit_base", then.dumps_typed, then.loads_typed, lambda d: len(d[1]))
+    out.update({
         "stock": Contestant("stock", stock.dumps_typed, stock.loads_typed, lambda d: len(d[1])),
         # A/A control: the same stock serializer again; its ratio to "stock" is the run's noise.
         "stock_aa": Contestant("stock_aa", stock_again.dumps_typed, stock_again.loads_typed, lambda d: len(d[1])),
-        # The hardware anchor: cryptography's AES-GCM alone, a fresh nonce per call, in the same run.
-        "raw_aesgcm": Contestant("raw_aesgcm", raw_seal, raw_open, lambda d: len(d[1])),
-    }
+        # The hardware anchor: cryptography's AES-GCM alone, a fresh nonce per call, in the same run,
+        # twice (raw_aa / raw_aesgcm is the anchor's own noise).
+        "raw_aesgcm": raw_contestant("raw_aesgcm", raw),
+        "raw_aa": raw_contestant("raw_aa", raw_again),
+    })  # fmt: skip
+    return out
+
+
+def encryption_floor(inner: Any) -> Contestant:
+    """``inner`` plus AES-GCM as serde_kit's v1 rows need it, inlined: the floor for an encrypted serializer.
+
+    Same bytes as ``EncryptedSerializer(inner, Keyring({"k1": ENC_KEY}, primary="k1"))``
+    writes (v1 header, AAD, random nonce), for inner tag ``msgpack``, with no checks.
+    """
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from serde_kit.crypto.blob import build_header, make_aad
+
+    header = build_header("k1")
+    start = len(header) + 12
+    aads = {t: make_aad(t, header) for t in ("msgpack", "bytes")}
+    cipher = AESGCM(ENC_KEY)
+    encrypt, decrypt, urandom = cipher.encrypt, cipher.decrypt, os.urandom
+    inner_dumps, inner_loads = inner.dumps_typed, inner.loads_typed
+
+    def dumps(value: Any) -> tuple[str, bytes]:
+        tag, data = inner_dumps(value)
+        nonce = urandom(12)
+        return tag + "+aesgcm", b"".join((header, nonce, encrypt(nonce, data, aads[tag])))
+
+    def loads(row: tuple[str, bytes]) -> Any:
+        inner_tag = row[0][:-7]
+        blob = row[1]
+        return inner_loads((inner_tag, decrypt(blob[start - 12 : start], blob[start:], aads[inner_tag])))
+
+    return Contestant("floor", dumps, loads, lambda d: len(d[1]))
 
 
 def serializer_payloads(*, include_numpy: bool = True, include_other: bool = True) -> dict[str, Any]:

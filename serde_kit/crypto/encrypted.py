@@ -23,9 +23,12 @@ v1 (unbound) rows keep reading unless the scope says ``require_bound``.
 
 from __future__ import annotations
 
+from io import BytesIO
+from os import urandom
 from typing import Any, Protocol
 
 from serde_kit.errors import (
+    DecryptionError,
     EncodeError,
     MalformedDataError,
     PlaintextRefusedError,
@@ -56,11 +59,21 @@ from .blob import ParsedBlob
 
 __all__ = ["EncryptedSerializer", "SealedValue"]
 
+#: ``SCOPE.get`` bound once: CPython 3.11 does not specialize a method load on a
+#: ContextVar, so ``SCOPE.get()`` would build a bound method on every call.
+_current_scope = SCOPE.get
+
 _PLAINTEXT, _AESGCM, _LEGACY, _UNKNOWN = "plaintext", CIPHER_NAME, "legacy", "unknown"
 #: The tag PostgresSaver/InMemorySaver store for "no value"; never encrypted.
 _EMPTY_TAG = "empty"
 _AAD_CACHE_MAX = 256
 _BOUND_HEADER_CACHE_MAX = 1024
+#: Routes of stored tags seen before (tags come from storage: bounded).
+_ROUTE_CACHE_MAX = 256
+#: Rows from this size on are sealed straight into their output buffer and opened
+#: from a memoryview of the blob: no copy of the body (copies cost more than the
+#: extra objects from here on).
+_LARGE = 1 << 14
 
 _MOVED = (
     "row is bound to a different thread or checkpoint namespace than the one being read "
@@ -93,6 +106,9 @@ class SealedValue:
     def __repr__(self) -> str:
         return f"SealedValue({type(self.value).__name__})"
 _NONCE_AND_TAG = NONCE_SIZE + TAG_SIZE
+#: (v1 header, offset of the nonce, of the body, smallest well-formed size, inner tag,
+#: decryptor, AAD)
+_OpenPlan = tuple[bytes, int, int, int, str, aesgcm.Decryptor, bytes]
 
 
 class _SerializerLike(Protocol):
@@ -105,8 +121,23 @@ def _show(tag: str) -> str:
     return repr(tag) if len(tag) <= 60 else repr(tag[:60]) + "..."
 
 
+_ROUTES: dict[str, tuple[str, str]] = {}
+
+
 def _route(tag: object) -> tuple[str, str]:
     """``(kind, inner_tag)`` for a stored tag; :class:`UnknownTagError` if it is not ours."""
+    if type(tag) is str:
+        known = _ROUTES.get(tag)
+        if known is not None:
+            return known
+        route = _parse_route(tag)
+        if len(_ROUTES) < _ROUTE_CACHE_MAX:
+            _ROUTES[tag] = route
+        return route
+    return _parse_route(tag)
+
+
+def _parse_route(tag: object) -> tuple[str, str]:
     if not isinstance(tag, str):
         raise UnknownTagError(f"type tag must be a str, got {type(tag).__name__}")
     inner, plus, cipher = tag.partition("+")
@@ -186,6 +217,15 @@ class EncryptedSerializer:
         self._opened: dict[tuple[str, bytes], tuple[str, bytes]] = {}
         self._bound_headers: dict[tuple[str, str | None, str | None], tuple[bytes, bytes]] = {}
         self._opened_bound: dict[tuple[str, bytes], tuple[str, bytes, RowIdentity]] = {}
+        # The fast paths' plans, each built once from validated parts:
+        # inner tag -> (stored tag, v1 header, AAD, encryptor) for unbound rows under the primary;
+        self._seal_plans: dict[str, tuple[str, bytes, bytes, aesgcm.Encryptor]] = {}
+        # stored tag -> (v1 header, offsets of the nonce and the body, inner tag, decryptor,
+        # AAD) for a header that authenticated (or that we wrote) under a key of the keyring.
+        self._open_plans: dict[str, _OpenPlan] = {}
+        self._encrypt = self._backend.encryptor(self._primary)
+        self._encrypt_into = self._backend.encryptor_into(self._primary)
+        self._auth_error = self._backend.auth_error
 
     @property
     def inner(self) -> _SerializerLike:
@@ -223,16 +263,27 @@ class EncryptedSerializer:
         if type(obj) is SealedValue:
             obj = obj.value
         inner_tag, data = self._inner.dumps_typed(obj)
-        scope = SCOPE.get()
+        scope = _current_scope()
         if scope is None:
+            # Fast path, one frame: header, AAD and stored tag of this inner tag were
+            # built (and the tag checked) by an earlier _seal_row.
+            plan = self._seal_plans.get(inner_tag) if type(inner_tag) is str else None
+            if plan is not None and type(data) is bytes:
+                nonce = urandom(NONCE_SIZE)  # a fresh random nonce per row: see aesgcm
+                if len(data) < _LARGE:
+                    return plan[0], b"".join((plan[1], nonce, plan[3](nonce, data, plan[2])))
+                return plan[0], self._seal_large(plan[1], nonce, data, plan[2])
             return self._seal_row(inner_tag, data, aesgcm._nonce())
         # Fast path: the (tag, thread, namespace) header and AAD were built before.
         known = self._bound_headers.get((inner_tag, scope.thread_id, scope.checkpoint_ns))
         if known is not None and type(data) is bytes:
             header, aad = known
-            nonce = aesgcm._nonce()
-            body = self._backend.seal(self._primary, nonce, data, aad)
-            return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
+            nonce = urandom(NONCE_SIZE)
+            if len(data) < _LARGE:
+                encrypt = self._encrypt  # a local: an instance attribute's call is not specialized
+                body = encrypt(nonce, data, aad)
+                return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
+            return f"{inner_tag}+{CIPHER_NAME}", self._seal_large(header, nonce, data, aad)
         return self._seal_row(inner_tag, data, aesgcm._nonce(), _write_identity(scope))
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
@@ -245,7 +296,28 @@ class EncryptedSerializer:
         thread or outside a bound call), or a
         :class:`~serde_kit.errors.DecodeError` for a malformed header or unknown tag.
         """
-        return self._inner.loads_typed(self._decrypt(data, SCOPE.get(), outside_ok=False))
+        tag, blob = data
+        # Fast path, one frame: an unbound row whose stored tag and v1 header opened
+        # before (the header is the blob's prefix: it spells its own length).
+        # The AEAD decides whatever the tag's type: a str subclass that hashes and compares
+        # like a known tag only opens a row sealed under that tag's AAD.
+        try:
+            plan = self._open_plans.get(tag)
+        except TypeError:  # an unhashable tag; _decrypt says UnknownTagError
+            plan = None
+        if plan is not None and type(blob) is bytes:
+            header, nonce_at, start, min_size, inner_tag, decrypt, aad = plan
+            size = len(blob)
+            if blob[:nonce_at] == header and size >= min_size and _current_scope() is None:
+                try:
+                    if size < _LARGE:
+                        plaintext = decrypt(blob[nonce_at:start], blob[start:], aad)
+                    else:
+                        plaintext = decrypt(blob[nonce_at:start], memoryview(blob)[start:], aad)
+                except self._auth_error:
+                    raise DecryptionError("authentication failed") from None
+                return self._inner.loads_typed((inner_tag, plaintext))
+        return self._inner.loads_typed(self._decrypt(data, _current_scope(), outside_ok=False))
 
     # -- row level (used by the rotate/status tools) ----------------------------------
 
@@ -418,13 +490,51 @@ class EncryptedSerializer:
             raise EncodeError(
                 f"inner serializer returned {type(data).__name__} for tag {inner_tag!r}, not bytes"
             )
+        stored_tag = f"{inner_tag}+{CIPHER_NAME}"
         if identity is None:
             header = self._primary_header
             aad = self._aad(inner_tag, header)
+            if type(inner_tag) is str and len(self._seal_plans) < _AAD_CACHE_MAX:
+                self._seal_plans[inner_tag] = (stored_tag, header, aad, self._encrypt)
+                # The primary's header takes the read plan: the rows we write are read back.
+                known = self._open_plans.get(stored_tag)
+                if known is None or known[0] is not header:
+                    self._open_plans[stored_tag] = self._open_plan(
+                        inner_tag, header, self._primary, aad
+                    )
         else:
             header, aad = self._bound_header(inner_tag, identity)
+        if not isinstance(data, memoryview) and len(data) >= _LARGE:  # len counts bytes here
+            return stored_tag, self._seal_large(header, bytes(nonce), data, aad)
         body = self._backend.seal(self._primary, nonce, data, aad)
-        return f"{inner_tag}+{CIPHER_NAME}", b"".join((header, nonce, body))
+        return stored_tag, b"".join((header, nonce, body))
+
+    def _open_plan(
+        self, inner_tag: str, header: bytes, key_id: str, aad: bytes
+    ) -> _OpenPlan:
+        """loads_typed's plan for rows of ``inner_tag`` under this (authenticated) v1 header."""
+        n = len(header)
+        decrypt = self._backend.decryptor(key_id)
+        return (header, n, n + NONCE_SIZE, n + _NONCE_AND_TAG, inner_tag, decrypt, aad)
+
+    def _seal_large(self, header: bytes, nonce: bytes, data: aesgcm.Buffer, aad: bytes) -> bytes:
+        """``header || nonce || ciphertext || tag`` under the primary, the ciphertext written in place.
+
+        The output's bytes object is the BytesIO's own buffer (``getvalue`` of an
+        exactly filled BytesIO returns it without a copy), so a large row is one
+        fresh buffer, as raw ``AESGCM.encrypt`` is, instead of encrypt + join.
+        """
+        into = self._encrypt_into
+        if into is None:
+            return b"".join((header, nonce, self._encrypt(nonce, data, aad)))
+        start = len(header) + NONCE_SIZE
+        out = BytesIO(bytes(start + len(data) + TAG_SIZE))
+        with out.getbuffer() as view:
+            view[: len(header)] = header
+            view[len(header) : start] = nonce
+            with view[start:] as body:
+                into(nonce, data, aad, body)
+        return out.getvalue()
 
     def _bound_header(self, inner_tag: str, identity: RowIdentity) -> tuple[bytes, bytes]:
         """The v2 header and AAD for ``identity`` under the primary (cached, bounded)."""
@@ -472,9 +582,8 @@ class EncryptedSerializer:
                         key_id, aad, binding = known
                         self._check_scope(binding, scope, outside_ok)
                         nonce_end = end + NONCE_SIZE
-                        plaintext = self._backend.open(
-                            key_id, blob[end:nonce_end], blob[nonce_end:], aad
-                        )
+                        body = blob[nonce_end:] if size < _LARGE else memoryview(blob)[nonce_end:]
+                        plaintext = self._backend.open(key_id, blob[end:nonce_end], body, aad)
                         if scope is not None and scope.seen is not None:
                             scope.seen.append(binding)
                         return plaintext
@@ -507,7 +616,8 @@ class EncryptedSerializer:
             if known is not None and len(blob) >= end + _NONCE_AND_TAG:
                 key_id, aad = known
                 nonce_end = end + NONCE_SIZE
-                return self._backend.open(key_id, blob[end:nonce_end], blob[nonce_end:], aad)
+                body = blob[nonce_end:] if len(blob) < _LARGE else memoryview(blob)[nonce_end:]
+                return self._backend.open(key_id, blob[end:nonce_end], body, aad)
         parsed = parse_blob(blob)
         if parsed.binding is not None:  # a v2 blob is never opened without its scope check
             raise RowBindingError(_OUTSIDE)
@@ -522,6 +632,14 @@ class EncryptedSerializer:
         # Remember only headers that authenticated, under keys we hold: bounded.
         if len(self._opened) < _AAD_CACHE_MAX:
             self._opened[(inner_tag, parsed.header)] = (parsed.key_id, aad)
+            # loads_typed's one-frame plan for this stored tag: the primary's header
+            # if it is one, else the first header to open under the tag.
+            if type(inner_tag) is str:
+                plan = self._open_plan(inner_tag, parsed.header, parsed.key_id, aad)
+                if parsed.key_id == self._primary:
+                    self._open_plans[f"{inner_tag}+{CIPHER_NAME}"] = plan
+                else:
+                    self._open_plans.setdefault(f"{inner_tag}+{CIPHER_NAME}", plan)
         return plaintext
 
     def _open_legacy(self, tag: str, blob: bytes) -> bytes:
