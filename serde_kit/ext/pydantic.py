@@ -53,7 +53,9 @@ def inline_plan(cls: Any) -> InlinePlan:
     """
     found = _PLANS.get(cls)
     if found is None:
-        found = _PLANS[cls] = _make_plan(cls)
+        found = _make_plan(cls)
+        if getattr(cls, "__pydantic_complete__", False):  # a class still being defined may qualify later
+            _PLANS[cls] = found
     return found
 
 
