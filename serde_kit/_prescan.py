@@ -314,7 +314,10 @@ def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limi
         keys = [_as_key(_KEY_DECODER.decode(view[start:stop])) for start, stop in spans]
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
-    check_hash_collisions(keys, limits, "map keys")
+    try:
+        check_hash_collisions(keys, limits, "map keys")
+    except TypeError:  # an array key holding a map: msgspec would refuse it too
+        raise MalformedDataError("not valid msgpack data: map keys must be hashable (an array key holds a map)") from None
 
 
 def _as_key(value: Any) -> Any:
