@@ -670,6 +670,8 @@ class EncryptedSerializer:
         clone._opened = dict(self._opened)
         clone._bound_headers = dict(self._bound_headers)
         clone._opened_bound = dict(self._opened_bound)
+        clone._seal_plans = dict(self._seal_plans)
+        clone._open_plans = dict(self._open_plans)
         return clone
 
     def __deepcopy__(self, memo: object) -> Any:
