@@ -151,12 +151,18 @@ def test_allowing_a_class_allows_the_types_its_fields_declare():
 def test_a_pair_or_string_entry_allows_just_the_class():
     from serde_kit.allowlist import type_key
 
-    value = t.Outer(name="n", items=[t.Inner(n=1)], aliasField=2)
+    # An Inner in the Any field is its own typed entry, named by the row: blocked.
+    value = t.Outer(name="n", anything=t.Inner(n=1), aliasField=2)
     row = Serializer(allow=[t.Outer]).dumps_typed(value)
+    # Inners in `items: list[Inner]` are stored as their fields and built by Outer's
+    # own schema (nothing in the row names a class), as stock rows are read.
+    declared = t.Outer(name="n", items=[t.Inner(n=1)], aliasField=2)
+    declared_row = Serializer(allow=[t.Outer]).dumps_typed(declared)
     for entry in (type_key(t.Outer), "sample_types:Outer"):
         assert set(Allowlist([entry], defaults=False)) == {("sample_types", "Outer")}
         with pytest.raises(BlockedTypeError, match="sample_types.Inner"):
             Serializer(allow=[entry]).loads_typed(row)
+        assert Serializer(allow=[entry]).loads_typed(declared_row) == declared
 
 
 class Holder:

@@ -695,7 +695,13 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         return _uuid_from_hex(text(source, "UUID hex"))
 
     def zone(env: list[Any]) -> zoneinfo.ZoneInfo:
-        text(env[2], "zone key")
+        key = env[2]
+        if type(key) is str and len(key) <= max_text:
+            try:
+                return zoneinfo.ZoneInfo(key)  # cached by zoneinfo after the first
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                pass  # the precise error below
+        text(key, "zone key")
         return _zone(env)
 
     table: dict[tuple[int, str, str], RebuildFn] = {
