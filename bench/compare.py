@@ -29,6 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import payloads as P  # noqa: E402
 
 
+#: The clock every batch is timed with: wall time by default, or this thread's CPU
+#: time (``--clock cpu``), which other processes on a shared machine do not move.
+_clock: Callable[[], float] = time.perf_counter
+
+
 def _minflt() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
@@ -37,10 +42,10 @@ def _time_calls(fn: Callable[[], Any], number: int) -> tuple[float, float]:
     """Seconds per call and minor page faults per call over ``number`` calls."""
     gc.collect()
     f0 = _minflt()
-    t0 = time.perf_counter()
+    t0 = _clock()
     for _ in range(number):
         fn()
-    dt = time.perf_counter() - t0
+    dt = _clock() - t0
     return dt / number, (_minflt() - f0) / number
 
 
@@ -325,12 +330,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-time", type=float, default=0.05, help="seconds per timed batch (small payloads)")
     ap.add_argument("--json", type=Path, help="write raw results here")
     ap.add_argument("--baseline", metavar="REV", help="encryption: also run serde_kit.crypto as of git revision REV")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="time batches by wall clock or by this thread's CPU time (steadier on a shared machine)")  # fmt: skip
     args = ap.parse_args(argv)
+    global _clock
+    _clock = time.thread_time if args.clock == "cpu" else time.perf_counter
 
     print(
         f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus; "
         f"MALLOC_MMAP_THRESHOLD_={os.environ.get('MALLOC_MMAP_THRESHOLD_', '(unset: glibc dynamic)')}; "
-        f"best of {args.rounds} interleaved rounds"
+        f"best of {args.rounds} interleaved rounds; clock: {args.clock}"
     )
     want = args.only
     ser_results: dict[str, Any] = {}
