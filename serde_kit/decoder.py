@@ -78,7 +78,7 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local", "_validate", "_hot", "small_row", "engine",
+        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine",
     )  # fmt: skip
 
     def __init__(
@@ -107,6 +107,9 @@ class Decoder:
         self._local = threading.local()  # the current call's hash counts, per thread
         #: Rows shorter than this cannot exceed the row size or container limits or hold a flood.
         self.small_row = min(_prescan.SMALL_ROW, limits.max_row_bytes + 1, limits.max_containers + 1)
+        #: Small rows shorter than this cannot nest deeper than the caller's own stack holds
+        #: (one level takes at least a byte), whatever the recursion limit says.
+        self.tiny_row = min(self.small_row, SAFE_RECURSION_LIMIT)
         # One msgspec decoder per ext nesting level; the tracked set also counts
         # the hashes of the typed values it builds (rows large enough to flood).
         self._levels = self._level_decoders(track=False)
@@ -123,7 +126,10 @@ class Decoder:
         # Most rows (pending writes, small states) are too small to exceed a limit,
         # hold a flood or need the prescan: only a timestamp search, then msgspec.
         # (``255 in data`` is one memchr; ``b"\xff" in data`` costs ten times more.)
-        if len(data) < self.small_row and 255 not in data and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT:
+        size = len(data)
+        if (
+            size < self.tiny_row or size < self.small_row and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+        ) and 255 not in data:
             try:
                 return self.engine.decode(data)
             except ENGINE_ERRORS as exc:

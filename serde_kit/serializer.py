@@ -44,7 +44,7 @@ class Serializer:
     """
 
     __slots__ = (
-        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder", "_small_row", "_engine",
+        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small",
     )  # fmt: skip
 
     def __init__(
@@ -70,7 +70,8 @@ class Serializer:
         self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate)
         # Small rows skip a frame: loads_typed runs the decoder's small-row check itself.
         self._small_row = self._decoder.small_row
-        self._engine = self._decoder.engine
+        self._tiny_row = self._decoder.tiny_row
+        self._decode_small = self._decoder.engine.decode
 
     def with_allow(self, *entries: AllowEntry) -> Serializer:
         """A copy of this serializer that also allows ``entries``."""
@@ -120,17 +121,19 @@ class Serializer:
             raise MalformedDataError("expected a (type tag, bytes) pair") from None
         if tag == "msgpack":
             # Decoder.loads's small-row path, without its frame (see there).
-            if (
-                type(payload) is bytes
-                and len(payload) < self._small_row
-                and 255 not in payload
-                and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
-            ):
-                try:
-                    return self._engine.decode(payload)
-                except ENGINE_ERRORS as exc:
-                    raise engine_error(exc, payload) from None
-            return self._decoder.loads(payload if type(payload) is bytes else _as_bytes(payload))
+            if type(payload) is bytes:
+                size = len(payload)
+                if (
+                    size < self._tiny_row
+                    or size < self._small_row
+                    and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+                ) and 255 not in payload:
+                    try:
+                        return self._decode_small(payload)
+                    except ENGINE_ERRORS as exc:
+                        raise engine_error(exc, payload) from None
+                return self._decoder.loads(payload)
+            return self._decoder.loads(_as_bytes(payload))
         if tag == "null":
             return None
         if tag == "bytes":

@@ -244,6 +244,16 @@ def _datetime(obj: datetime, call: Any) -> Ext:
     tz = obj.tzinfo
     if (tz is None or tz is timezone.utc) and not obj.fold or _iso_is_exact(tz, obj.fold):
         return Ext(codes.METHOD_SINGLE_ARG, _DATETIME_ISO_HEAD + _PACK(obj.isoformat()) + _ISO_TAIL)
+    if not obj.fold:
+        # Positional form (tzinfo is datetime's eighth positional argument): the stock
+        # reader builds it too, and reading it takes no keyword names.
+        return _ext(
+            call,
+            codes.CONSTRUCTOR_POS_ARGS,
+            "datetime",
+            "datetime",
+            [obj.year, obj.month, obj.day, obj.hour, obj.minute, obj.second, obj.microsecond, tz],
+        )
     # Keyword form: the stock reader builds it too (datetime is in its safe set) and
     # the tzinfo (ZoneInfo key, timezone name) and fold survive.
     return _ext(
@@ -341,6 +351,15 @@ def _zone(env: list[Any]) -> zoneinfo.ZoneInfo:
 _TZINFO_TYPES = (timezone, zoneinfo.ZoneInfo)
 
 
+def _rebuild_datetime_pos(env: list[Any]) -> datetime:
+    args = env[2]
+    if type(args) is list and len(args) == 8:
+        tz = args[7]
+        if tz is None or type(tz) in _TZINFO_TYPES:
+            return datetime(*args)  # datetime checks the seven numbers itself
+    raise TypeError("expected [year, month, day, hour, minute, second, microsecond, tzinfo]")
+
+
 def _rebuild_datetime_kw(env: list[Any]) -> datetime:
     kwargs = env[2]
     if type(kwargs) is dict and kwargs.keys() <= _DATETIME_KEYS:
@@ -396,6 +415,7 @@ REBUILDERS.update(
     {
         (codes.METHOD_SINGLE_ARG, "datetime", "datetime"): _fromisoformat(datetime),
         (codes.CONSTRUCTOR_KW_ARGS, "datetime", "datetime"): _rebuild_datetime_kw,
+        (codes.CONSTRUCTOR_POS_ARGS, "datetime", "datetime"): _rebuild_datetime_pos,
         (codes.CONSTRUCTOR_POS_ARGS, "datetime", "date"): _three_ints(date),
         (codes.CONSTRUCTOR_KW_ARGS, "datetime", "time"): lambda env: time(**_tzinfo_ok(_kwargs(env, _TIME_KEYS))),
         (codes.CONSTRUCTOR_POS_ARGS, "datetime", "timedelta"): _three_ints(timedelta),

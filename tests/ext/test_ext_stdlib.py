@@ -16,7 +16,7 @@ import ormsgpack
 import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from serde_kit import Serializer
+from serde_kit import SerdeError, Serializer
 from serde_kit.ext import codes
 
 PARIS = zoneinfo.ZoneInfo("Europe/Paris")
@@ -116,12 +116,48 @@ def test_datetime_without_zone_key_uses_the_stock_isoformat_form():
     assert ormsgpack.unpackb(data) == ["datetime", "datetime", value.isoformat(), "fromisoformat"]
 
 
-def test_zoneinfo_datetime_keeps_key_in_keyword_form():
-    value = datetime(2024, 7, 1, tzinfo=PARIS)
+def test_zoneinfo_datetime_keeps_key_in_positional_form():
+    value = datetime(2024, 7, 1, 12, 30, 15, 250, tzinfo=PARIS)
+    code, data = ormsgpack.unpackb(Serializer().dumps(value), ext_hook=lambda c, d: (c, d))
+    assert code == codes.CONSTRUCTOR_POS_ARGS
+    module, name, args = ormsgpack.unpackb(data, ext_hook=lambda c, d: (c, d))
+    assert (module, name, args[:7]) == ("datetime", "datetime", [2024, 7, 1, 12, 30, 15, 250])
+    assert args[7][0] == codes.CONSTRUCTOR_SINGLE_ARG  # the ZoneInfo, by its key
+
+
+def test_folded_datetime_keeps_fold_in_keyword_form():
+    value = datetime(2024, 11, 3, 1, 30, tzinfo=NEW_YORK, fold=1)
     code, data = ormsgpack.unpackb(Serializer().dumps(value), ext_hook=lambda c, d: (c, d))
     assert code == codes.CONSTRUCTOR_KW_ARGS
     module, name, kwargs = ormsgpack.unpackb(data, ext_hook=lambda c, d: (c, d))
-    assert (module, name, kwargs["fold"]) == ("datetime", "datetime", 0)
+    assert (module, name, kwargs["fold"]) == ("datetime", "datetime", 1)
+
+
+@pytest.mark.parametrize("mode", [True, None], ids=["permissive", "strict"])
+def test_stock_reader_builds_zoneinfo_datetimes_exactly(mode):
+    stock = JsonPlusSerializer(allowed_msgpack_modules=mode)
+    for value in (datetime(2024, 7, 1, 12, 30, 15, 250, tzinfo=PARIS), datetime(2024, 11, 3, 1, 30, tzinfo=NEW_YORK, fold=1)):
+        back = stock.loads_typed(Serializer().dumps_typed(value))
+        assert back == value and back.tzinfo is value.tzinfo and back.fold == value.fold
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [2024, 7, 1, 12, 30, 15, 250],  # no tzinfo slot
+        [2024, 7, 1, 12, 30, 15, 250, None, 0],  # one too many
+        [2024, 7, 1, 12, 30, 15, "250", None],  # not a number
+        [2024, 13, 1, 12, 30, 15, 250, None],  # out of range
+        [2024, 7, 1, 12, 30, 15, 250, "Europe/Paris"],  # a zone by name, not a tzinfo
+    ],
+    ids=["short", "long", "text", "range", "zone-name"],
+)
+def test_malformed_positional_datetime_is_a_typed_error(args):
+    data = ormsgpack.packb(
+        ormsgpack.Ext(codes.CONSTRUCTOR_POS_ARGS, ormsgpack.packb(["datetime", "datetime", args]))
+    )
+    with pytest.raises(SerdeError):
+        Serializer().loads(data)
 
 
 def test_builtin_exception_is_stored_and_read_as_its_repr_like_stock():
