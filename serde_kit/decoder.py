@@ -52,6 +52,8 @@ _ENVELOPE_LENGTH = {
 # ext type, then its fixed header size and how the payload length is stored.
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
+#: A row that is one ext and nothing else, read as (code, payload bytes).
+_TOP_LEVEL_EXT = msgspec.msgpack.Decoder(msgspec.msgpack.Ext)
 _EXT_FIRST_BYTES = frozenset(bytes([first]) for first in (*_FIXEXT, *_EXT_SIZED))
 _MAX_WARNED_TYPES = 1000
 SAFE_RECURSION_LIMIT = _stack.SAFE_RECURSION_LIMIT
@@ -134,21 +136,29 @@ class Decoder:
                 return self.engine.decode(data)
             except ENGINE_ERRORS as exc:
                 raise engine_error(exc, data) from None
-        return self._loads_checked(data)
+        return self.loads_checked(data)
 
-    def _loads_checked(self, data: bytes) -> Any:
+    def loads_checked(self, data: bytes) -> Any:
+        """:meth:`loads` for a row the small-row path did not take (checked in full)."""
         limits = self._limits
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        if size >= numpy.FAST_PATH_MIN_BYTES and data[:1] in _EXT_FIRST_BYTES:
-            # A large array on its own: read in one copy. Its plain layout (dtype,
-            # a short shape, order, buffer) holds nothing the prescan looks for.
-            start = _check_ext_length(data)
-            if data[start - 1] == codes.NUMPY_ARRAY:
-                fast = _rebuild(lambda payload: numpy.loads_large(payload, start, limits), data, "numpy", "ndarray")
-                if fast is not None:
-                    return fast
+        if data[:1] in _EXT_FIRST_BYTES:
+            # An array on its own. Its plain layout (dtype, a short shape, order,
+            # buffer) holds nothing the prescan looks for; a large one is read in one copy.
+            if size >= numpy.FAST_PATH_MIN_BYTES:
+                fast = self._large_array(data)
+            else:
+                try:
+                    ext = _TOP_LEVEL_EXT.decode(data)
+                    fast = numpy.loads_plain(ext.data, limits) if ext.code == codes.NUMPY_ARRAY else None
+                except SerdeError:
+                    raise
+                except Exception:
+                    fast = None  # the general path reads it and reports what is wrong
+            if fast is not None:
+                return fast
         # Rows too small to hold a flood skip the prescan (but for a timestamp
         # search) and the hash tracking of typed values: the per-call cost of
         # small pending writes stays where it was.
@@ -160,6 +170,14 @@ class Decoder:
         if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT:
             return _stack.on_big_stack(self._decode, data, untracked)
         return self._decode(data, untracked)
+
+    def _large_array(self, data: bytes) -> Any:
+        """The array a large row holding only an ext 6 in the plain layout stores, else None."""
+        start = _check_ext_length(data)
+        if data[start - 1] != codes.NUMPY_ARRAY:
+            return None
+        limits = self._limits
+        return _rebuild(lambda payload: numpy.loads_large(payload, start, limits), data, "numpy", "ndarray")
 
     def _decode(self, data: bytes, untracked: bool) -> Any:
         if untracked:
@@ -274,7 +292,11 @@ class Decoder:
     def _other_ext(self, below: msgspec.msgpack.Decoder[Any], code: int, data: memoryview) -> Any:
         """An ext that is not an envelope: a numpy array, a delta snapshot, or refused."""
         if code == codes.NUMPY_ARRAY:
-            value = _rebuild(lambda payload: numpy.loads_large(payload, 0, self._limits), data, "numpy", "ndarray")
+            limits = self._limits
+            if len(data) >= numpy.FAST_PATH_MIN_BYTES:
+                value = _rebuild(lambda payload: numpy.loads_large(payload, 0, limits), data, "numpy", "ndarray")
+            else:
+                value = _rebuild(lambda payload: numpy.loads_plain(payload, limits), data, "numpy", "ndarray")
             if value is None:
                 value = self._decode_ext(below, code, data)
                 value = _rebuild(lambda p: numpy.rebuild_array(p, self._limits), value, "numpy", "ndarray")

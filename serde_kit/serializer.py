@@ -132,7 +132,7 @@ class Serializer:
                         return self._decode_small(payload)
                     except ENGINE_ERRORS as exc:
                         raise engine_error(exc, payload) from None
-                return self._decoder.loads(payload)
+                return self._decoder.loads_checked(payload)
             return self._decoder.loads(_as_bytes(payload))
         if tag == "null":
             return None

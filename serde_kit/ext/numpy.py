@@ -14,8 +14,10 @@ arrays are recognised through the numpy module the application imported.
 from __future__ import annotations
 
 import sys
+from math import prod
 from typing import Any, cast
 
+import msgspec
 from ormsgpack import Ext
 
 from ..allowlist import NUMPY_SCALARS
@@ -126,7 +128,7 @@ def rebuild_array(env: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
     if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
         raise ValueError("numpy shape must be a list of non-negative integers")
     count = element_count(shape, limits)
-    dtype = np.dtype(spec)
+    dtype = _dtype(np, spec) if type(spec) is str else np.dtype(spec)
     if dtype.hasobject:
         raise ValueError("refusing a numpy object dtype: it would read raw memory addresses")
     if order not in ("C", "F"):
@@ -178,6 +180,7 @@ def scalar_rebuilders() -> dict[tuple[int, str, str], RebuildFn]:
 # with one copy, like pickle. They handle only the plain layout and hand
 # anything else back to the general path.
 
+#: Arrays at least this large are written with a single copy (:func:`dumps_large`).
 FAST_PATH_MIN_BYTES = 64 * 1024
 
 
@@ -232,6 +235,50 @@ def _read_str(data: bytes, pos: int) -> tuple[str, int] | None:
     return bytes(data[pos : pos + length]).decode("ascii"), pos + length
 
 
+#: dtypes by their stored ``dtype.str`` (bounded: stored bytes choose the keys).
+_DTYPES: dict[str, Any] = {}
+_MAX_CACHED_DTYPES = 256
+
+
+def _dtype(np: Any, spec: str) -> Any:
+    dtype = _DTYPES.get(spec)
+    if dtype is None:
+        dtype = np.dtype(spec)
+        if len(_DTYPES) < _MAX_CACHED_DTYPES:
+            _DTYPES[spec] = dtype
+    return dtype
+
+
+#: The plain layout, typed: a row that fits it holds nothing the prescan looks for
+#: (no map, no ext, no timestamp), so msgspec may read it unchecked.
+_PLAIN_LAYOUT = msgspec.msgpack.Decoder(tuple[str, list[int], str, bytes])
+
+
+def loads_plain(payload: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """The array of an ext 6 payload in the plain layout (a dtype string, a shape of
+    ints, "C" or "F", a bin buffer), or None for anything else (the general path
+    then reads it and reports what is wrong)."""
+    try:
+        spec, shape, order, buf = _PLAIN_LAYOUT.decode(payload)
+    except msgspec.DecodeError:  # ValidationError included: not the plain layout
+        return None
+    if order not in ("C", "F") or len(shape) > MAX_DIMS or (shape and min(shape) < 0):
+        return None
+    count = prod(shape)
+    if count > limits.max_array_elements:
+        element_count(shape, limits)  # raises, naming the limit
+    np = sys.modules.get("numpy") or _numpy()
+    dtype = _DTYPES.get(spec) or _dtype(np, spec)
+    itemsize = dtype.itemsize
+    if dtype.hasobject or not itemsize or not count or len(buf) != count * itemsize:
+        return None
+    # The array over the stored bytes, then its own writable copy in the same order.
+    return np.ndarray(shape, dtype, buf, 0, None, order).copy(order="K")
+
+
+_BIN_WIDTHS = {0xC4: 1, 0xC5: 2, 0xC6: 4}
+
+
 def loads_large(data: Any, start: int, limits: Limits = DEFAULT_LIMITS) -> Any:
     """The array of an ext 6 payload that starts at ``data[start]`` and runs to the end,
     copied once; None when the payload is not the plain layout (general path)."""
@@ -257,7 +304,7 @@ def loads_large(data: Any, start: int, limits: Limits = DEFAULT_LIMITS) -> Any:
             return None
         order, pos = found
         kind = data[pos]
-        width = {0xC4: 1, 0xC5: 2, 0xC6: 4}.get(kind)
+        width = _BIN_WIDTHS.get(kind)
         if width is None:
             return None
         length = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
@@ -267,9 +314,9 @@ def loads_large(data: Any, start: int, limits: Limits = DEFAULT_LIMITS) -> Any:
     if pos + length != len(data):
         return None
     np = _numpy()
-    dtype = np.dtype(spec)
+    dtype = _dtype(np, spec)
     count = element_count(shape, limits)
-    if dtype.hasobject or order not in ("C", "F") or length != count * dtype.itemsize or count == 0:
+    if dtype.hasobject or order not in ("C", "F") or not count or not dtype.itemsize or length != count * dtype.itemsize:
         return None
     flat = np.frombuffer(data, dtype=dtype, count=count, offset=pos)
     return flat.reshape(shape, order=order).copy(order="K")

@@ -6,7 +6,7 @@ import numpy as np
 import ormsgpack
 import pytest
 
-from serde_kit import EncodeError, MalformedDataError, RebuildError, Serializer
+from serde_kit import EncodeError, LimitExceededError, MalformedDataError, RebuildError, Serializer
 
 SERDE = Serializer()
 
@@ -29,12 +29,16 @@ ARRAYS = [
 ]
 
 
+@pytest.mark.parametrize("nested", [False, True], ids=["top-level", "nested"])
 @pytest.mark.parametrize("array", ARRAYS, ids=lambda a: f"{a.dtype}-{a.shape}")
-def test_array_round_trip(array):
-    back = SERDE.loads(SERDE.dumps(array))
+def test_array_round_trip(array, nested):
+    if nested:
+        back = SERDE.loads(SERDE.dumps({"a": [array]}))["a"][0]
+    else:
+        back = SERDE.loads(SERDE.dumps(array))
     assert type(back) is np.ndarray and back.dtype == array.dtype and back.shape == array.shape
     assert back.dtype.names == array.dtype.names
-    assert back.flags.writeable
+    assert back.flags.writeable and back.flags.owndata  # its own memory, not the row's
     if array.flags.f_contiguous and not array.flags.c_contiguous:
         assert back.flags.f_contiguous
     assert np.array_equal(back, array, equal_nan=False) or np.array_equal(back.view("u1"), np.ascontiguousarray(array).view("u1"))
@@ -70,11 +74,24 @@ def _numpy_ext(dtype, shape, order, buf):
         ("<f8", [-1], "C", b""),
         ("<f8", [1], "Z", b"\x00" * 8),
         ("not a dtype", [1], "C", b"\x00"),
+        ("<f8", [-1, -2], "C", b"\x00" * 16),  # negative dimensions whose product fits
+        ("<f8", [], "C", b"\x00" * 16),  # a 0-d array of two elements
+        ("|S0", [3], "C", b""),  # no element size
+        ("<f8", [1, 2**40], "C", b"\x00" * 8),  # more elements than the budget
     ],
 )
-def test_malformed_array_payloads_are_typed_errors(payload):
-    with pytest.raises((MalformedDataError, RebuildError)):
-        SERDE.loads(_numpy_ext(*payload))
+@pytest.mark.parametrize("nested", [False, True], ids=["top-level", "nested"])
+def test_malformed_array_payloads_are_typed_errors(payload, nested):
+    data = _numpy_ext(*payload)
+    if nested:
+        data = b"\x91" + data
+    with pytest.raises((MalformedDataError, RebuildError, LimitExceededError)):
+        SERDE.loads(data)
+
+
+def test_a_row_with_bytes_after_its_array_is_refused():
+    with pytest.raises(MalformedDataError, match="trailing"):
+        SERDE.loads(SERDE.dumps(np.arange(4.0)) + b"\x00")
 
 
 @pytest.mark.parametrize("nested", [False, True])
