@@ -418,14 +418,41 @@ class _Rotator:
 
     def apply_rows(self, batch: Any, rows: list[Row]) -> None:
         """Re-encrypt ``rows`` in one go; rows that changed meanwhile are redone one by one."""
-        work = [w for w in map(self._prepare, rows) if w is not None]
+        work: list[tuple[Row, str, tuple[str, bytes]]] = []
+        if self.bind:
+            work = [w for w in map(self._prepare, rows) if w is not None]
+        else:
+            # Key rotation of unbound rows, the bulk of any run, from the plans the
+            # serializer kept; each row it leaves (None) takes the general path.
+            prepare, add = self._prepare, work.append
+            for row, quick in zip(rows, self.serde.rekey_many([(r.tag, r.blob) for r in rows]), strict=True):
+                if quick is not None:
+                    add((row, quick[0], (quick[1], quick[2])))
+                else:
+                    w = prepare(row)
+                    if w is not None:
+                        add(w)
         applied = batch.compare_and_swap_many([(row, new[0], new[1]) for row, _, new in work])
+        if all(applied) and not self.bind and self.report.changed_rows is None:
+            self._changed_many(work)
+            return
         changed = self._changed
         for (row, source, new), ok in zip(work, applied, strict=True):
             if ok:
                 changed(row, source, new)
             else:
                 self._redo(batch, row)
+
+    def _changed_many(self, work: list[tuple[Row, str, tuple[str, bytes]]]) -> None:
+        """:meth:`_changed` for rows that all applied, counted at once (no binding, no list of changes)."""
+        report = self.report
+        report.changed.update(source for _, source, _ in work)
+        report.changed_by_table.update(row.table for row, _, _ in work)
+        for row, source, _ in work:
+            if source == "plaintext":
+                report.plaintext_tags[str(row.info.inner_tag)] += 1
+            elif source == "legacy":
+                report.legacy_tags[str(row.info.inner_tag)] += 1
 
     def _redo(self, batch: Any, row: Row) -> None:
         # The row changed after we read it: read the current bytes and start over.
