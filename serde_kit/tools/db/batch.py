@@ -43,7 +43,12 @@ class PageSizer:
     def saw(self, rows: Sequence[Row]) -> None:
         """Account for a page just read."""
         self._rows += len(rows)
-        self._bytes += sum(len(r.blob) for r in rows if isinstance(r.blob, (bytes, str)))
+        total = 0
+        for r in rows:  # a plain loop: a generator frame per page cost ~1 us a row
+            blob = r.blob
+            if type(blob) is bytes or isinstance(blob, (bytes, str)):
+                total += len(blob)
+        self._bytes += total
 
 
 class Batch(ABC):

@@ -25,7 +25,7 @@ from typing import Any
 from serde_kit.errors import ConfigError, StoreError
 
 from .base import Database
-from .batch import SqlBatch
+from .batch import PAGE_BYTES, SqlBatch
 from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "SqliteDatabase"]
@@ -41,6 +41,10 @@ LAYOUT = Layout(
 
 #: Seconds a statement waits for another connection's lock (the application's short writes).
 DEFAULT_TIMEOUT = 30.0
+
+#: Page cache of a writing connection, in KiB: four batches' worth of blobs (rows are
+#: spread over more pages than their bytes, and the indexes' pages come on top).
+_WRITE_CACHE_KIB = 4 * PAGE_BYTES // 1024
 
 
 def _text(raw: bytes) -> Any:
@@ -122,6 +126,12 @@ class SqliteDatabase(Database):
         except sqlite3.Error as e:
             raise self._translate(e) from None
         try:
+            if not readonly:
+                # Room for a whole batch's dirty pages (a batch holds up to PAGE_BYTES of
+                # blobs): with SQLite's default 2 MiB cache a 2,000-row batch of 1 KiB rows
+                # spilled pages to the journal in the middle of its UPDATEs (8 vs 12 us a
+                # row measured).  Memory of this connection only; durability is unchanged.
+                self.conn.execute(f"PRAGMA cache_size = -{_WRITE_CACHE_KIB}")
             self.tables = self._discover()
         except sqlite3.DatabaseError as e:
             self.conn.close()
