@@ -72,20 +72,26 @@ class _PostgresBatch(SqlBatch):
         names = [f"k{i}" for i in range(len(t.pk_columns))]
         arrays = [*(types[c] for c in t.pk_columns), "text", "bytea", "text", "bytea"]
         pk_match = " AND ".join(f"t.{c} = v.{k}" for c, k in zip(t.pk_columns, names, strict=True))
+        # RETURNING the array position of each row that applied (one int, fetched in
+        # binary) instead of its primary key: the key's text columns cost more to send
+        # back and parse than the whole rest of the result.
         sql = (
             f"UPDATE {t.name} AS t SET {t.tag_column} = v.new_tag, {t.blob_column} = v.new_blob "
-            f"FROM unnest({', '.join(f'%b::{a}[]' for a in arrays)}) "
-            f"AS v({', '.join(names)}, old_tag, old_blob, new_tag, new_blob) "
+            f"FROM unnest({', '.join(f'%b::{a}[]' for a in arrays)}) WITH ORDINALITY "
+            f"AS v({', '.join(names)}, old_tag, old_blob, new_tag, new_blob, i) "
             f"WHERE {pk_match} AND t.{t.tag_column} IS NOT DISTINCT FROM v.old_tag "
             f"AND t.{t.blob_column} = v.old_blob "
-            f"RETURNING {', '.join(f't.{c}' for c in t.pk_columns)}"
+            f"RETURNING v.i"
         )
-        columns: list[list[Any]] = [[] for _ in arrays]
-        for row, tag, blob in items:
-            for column, value in zip(columns, (*row.pk, row.tag, row.blob, tag, blob), strict=True):
-                column.append(value)
-        done = {tuple(r) for r in self.db._execute(sql, columns).fetchall()}
-        return [row.pk in done for row, _, _ in items]
+        # The arrays, one per column: transposed by zip in C, not appended value by value.
+        columns = [list(c) for c in zip(*[(*row.pk, row.tag, row.blob, tag, blob) for row, tag, blob in items], strict=True)]
+        done = self.db._fetch_rows(sql, columns)
+        if len(done) == len(items):
+            return [True] * len(items)  # each position comes back at most once
+        applied = [False] * len(items)
+        for (i,) in done:
+            applied[i - 1] = True
+        return applied
 
 
 class PostgresDatabase(ServerDatabase):
