@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from serde_kit.allowlist import Allowlist
@@ -69,6 +70,11 @@ MAX_BATCH_ATTEMPTS = 5
 
 #: Reconnections per run after the connection was lost, before giving up cleanly.
 MAX_RECONNECTS = 5
+
+#: Chunks a batch is re-encrypted and sent in (each at least _MIN_CHUNK rows), so a
+#: server database updates one chunk while the next is re-encrypted.
+_CHUNKS = 4
+_MIN_CHUNK = 250
 
 #: Compare-and-swap attempts per row before giving up on it (a row that keeps
 #: changing under us is reported, not forced).
@@ -416,23 +422,37 @@ class _Rotator:
             return None
         return None if new is None else (row, source, new)
 
+    def _work(self, rows: list[Row]) -> list[tuple[Row, str, tuple[str, bytes]]]:
+        """``(row, source, new value)`` of each row of ``rows`` that needs writing (see :meth:`_prepare`)."""
+        if self.bind:
+            return [w for w in map(self._prepare, rows) if w is not None]
+        # Key rotation of unbound rows, the bulk of any run, from the plans the
+        # serializer kept; each row it leaves (None) takes the general path.
+        work: list[tuple[Row, str, tuple[str, bytes]]] = []
+        prepare, add = self._prepare, work.append
+        for row, quick in zip(rows, self.serde.rekey_many([(r.tag, r.blob) for r in rows]), strict=True):
+            if quick is not None:
+                add((row, quick[0], (quick[1], quick[2])))
+            else:
+                w = prepare(row)
+                if w is not None:
+                    add(w)
+        return work
+
     def apply_rows(self, batch: Any, rows: list[Row]) -> None:
         """Re-encrypt ``rows`` in one go; rows that changed meanwhile are redone one by one."""
         work: list[tuple[Row, str, tuple[str, bytes]]] = []
-        if self.bind:
-            work = [w for w in map(self._prepare, rows) if w is not None]
-        else:
-            # Key rotation of unbound rows, the bulk of any run, from the plans the
-            # serializer kept; each row it leaves (None) takes the general path.
-            prepare, add = self._prepare, work.append
-            for row, quick in zip(rows, self.serde.rekey_many([(r.tag, r.blob) for r in rows]), strict=True):
-                if quick is not None:
-                    add((row, quick[0], (quick[1], quick[2])))
-                else:
-                    w = prepare(row)
-                    if w is not None:
-                        add(w)
-        applied = batch.compare_and_swap_many([(row, new[0], new[1]) for row, _, new in work])
+
+        def chunks() -> Iterator[list[tuple[Row, str, bytes]]]:
+            # Re-encrypted chunk by chunk as the batch asks for them: a server
+            # database updates one chunk while the next one is re-encrypted.
+            step = max(_MIN_CHUNK, -(-len(rows) // _CHUNKS))
+            for start in range(0, len(rows), step):
+                part = self._work(rows[start : start + step])
+                work.extend(part)
+                yield [(row, new[0], new[1]) for row, _, new in part]
+
+        applied = batch.compare_and_swap_chunks(chunks())
         if all(applied) and not self.bind and self.report.changed_rows is None:
             self._changed_many(work)
             return
