@@ -134,3 +134,35 @@ def test_rotate_reports_a_row_that_does_not_open_amid_bulk_rows(graph_db):
     changed = [k for k in before if after[k] != before[k]]
     assert len(changed) == report.total_changed == report.changed["k1"] > 3
     assert all(classify_row(*after[k]).key_id == "k2" for k in changed)
+
+
+def test_an_interrupt_between_chunks_rolls_back_the_chunks_already_sent(graph_db, monkeypatch):
+    """KeyboardInterrupt (SIGINT/SIGTERM) while a later chunk is re-encrypted: nothing of the batch is kept.
+
+    On PostgreSQL the first chunks' UPDATEs are already in the pipeline then.
+    """
+    from rotate_fixtures import K_ROTATE, raw_rows
+
+    from serde_kit.tools import rotate as rotate_module
+    from serde_kit.tools.db import open_database
+
+    monkeypatch.setattr(rotate_module, "_MIN_CHUNK", 1)
+    calls = []
+    work = rotate_module._Rotator._work
+
+    def interrupted(self, rows):
+        calls.append(len(rows))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return work(self, rows)
+
+    monkeypatch.setattr(rotate_module._Rotator, "_work", interrupted)
+    kind, location = graph_db
+    with open_database(**{kind: location}, readonly=False) as store:
+        before = raw_rows(store)
+        report = rotate_module.rotate(store, keyring=K_ROTATE, apply=True, batch_size=10_000, verify_after=False)
+        assert report.interrupted and report.total_changed == 0 and len(calls) == 3
+        assert raw_rows(store) == before
+        monkeypatch.setattr(rotate_module._Rotator, "_work", work)
+        again = rotate_module.rotate(store, keyring=K_ROTATE, apply=True, batch_size=10_000)
+    assert again.ok and again.total_changed > 0
