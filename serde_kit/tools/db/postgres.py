@@ -9,8 +9,9 @@ checkpoint_writes type   blob
 
 ``checkpoints.checkpoint`` and ``metadata`` are JSONB the saver writes itself.
 Primary keys come from the catalog, so the shallow saver's layout works too.
-A batch's updates go in one statement (the rows passed as arrays), so a batch
-costs one round trip whatever its size.
+A batch's updates go in a few statements (the rows passed as arrays), sent in
+pipeline mode as rotate produces them, so a batch costs one round trip whatever
+its size and the server works while the client re-encrypts.
 """
 
 from __future__ import annotations
@@ -61,10 +62,12 @@ def describe_dsn(dsn: str) -> str:
 def _send_generator() -> Any:
     """psycopg's generator that sends a connection's whole output buffer, or None if this psycopg has none."""
     try:
+        import psycopg
         from psycopg.generators import send
     except ImportError:
         return None
-    return send
+    # Connection.wait runs such a generator on the connection (psycopg 3.0 on).
+    return send if callable(getattr(psycopg.Connection, "wait", None)) else None
 
 
 class _PostgresBatch(SqlBatch):
