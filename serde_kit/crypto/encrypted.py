@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from io import BytesIO
 from os import urandom
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from serde_kit.errors import (
@@ -109,6 +110,8 @@ _NONCE_AND_TAG = NONCE_SIZE + TAG_SIZE
 #: (v1 header, offset of the nonce, of the body, smallest well-formed size, inner tag,
 #: decryptor, AAD)
 _OpenPlan = tuple[bytes, int, int, int, str, aesgcm.Decryptor, bytes]
+#: (old key id, decryptor, old AAD, new stored tag, primary header, new AAD, encryptor)
+_RekeyPlan = tuple[str, aesgcm.Decryptor, bytes, str, bytes, bytes, aesgcm.Encryptor]
 
 
 class _SerializerLike(Protocol):
@@ -223,6 +226,10 @@ class EncryptedSerializer:
         # stored tag -> (v1 header, offsets of the nonce and the body, inner tag, decryptor,
         # AAD) for a header that authenticated (or that we wrote) under a key of the keyring.
         self._open_plans: dict[str, _OpenPlan] = {}
+        # (stored tag, v1 header) -> (old key id, decryptor, old AAD, new stored tag, primary
+        # header, new AAD, encryptor): key rotation of unbound rows (rekey_many), built by
+        # reencrypt from a row under that header that authenticated and was resealed.
+        self._rekey_plans: dict[tuple[str, bytes], _RekeyPlan] = {}
         self._encrypt = self._backend.encryptor(self._primary)
         self._encrypt_into = self._backend.encryptor_into(self._primary)
         self._auth_error = self._backend.auth_error
@@ -406,6 +413,10 @@ class EncryptedSerializer:
                 )
             else:
                 data = self._open(inner_tag, blob)
+                if identity is None:
+                    sealed = self._seal_row(inner_tag, data, aesgcm._nonce())
+                    self._remember_rekey(tag, inner_tag, parsed)
+                    return sealed
         elif kind == _LEGACY:
             if not upgrade_legacy:
                 return None
@@ -438,6 +449,74 @@ class EncryptedSerializer:
         ):
             return parsed
         return parse_blob(blob)
+
+    def rekey_many(self, rows: Iterable[tuple[Any, Any]]) -> list[tuple[str, str, bytes] | None]:
+        """Key rotation of unbound rows, many at a time: for each ``(tag, blob)``, ``(old key id, new tag, new blob)``.
+
+        What :meth:`reencrypt` returns for an unbound v1 row under a key that is
+        not the primary (decrypted, sealed under the primary with a fresh
+        ``os.urandom`` nonce, still unbound), for rows whose stored tag and
+        header :meth:`reencrypt` already re-encrypted once: the plan it kept
+        (keys, AADs, headers) is reused, one Python frame for the whole list.
+        Every other row, and any row that does not open, gives None: pass it
+        to :meth:`reencrypt`, which decides (and raises) as always.  For the
+        rotate tool, which walks rows by the thousand.
+        """
+        plans = self._rekey_plans
+        if not plans:
+            return [None for _ in rows]
+        get = plans.get
+        auth_error = self._auth_error
+        out: list[tuple[str, str, bytes] | None] = []
+        append = out.append
+        for tag, blob in rows:
+            plan = None
+            end = start = 0
+            if type(blob) is bytes and len(blob) > 2 and blob[0] == VERSION:
+                end = 2 + blob[1]
+                start = end + NONCE_SIZE
+                size = len(blob)
+                if start + TAG_SIZE <= size < _LARGE:
+                    try:
+                        plan = get((tag, blob[:end]))
+                    except TypeError:  # an unhashable tag: reencrypt says UnknownTagError
+                        plan = None
+            if plan is None:
+                append(None)
+                continue
+            key_id, decrypt, old_aad, new_tag, header, new_aad, encrypt = plan
+            try:
+                data = decrypt(blob[end:start], blob[start:], old_aad)
+            except (auth_error, SerdeError):
+                append(None)  # reencrypt raises the error the row deserves
+                continue
+            nonce = urandom(NONCE_SIZE)  # a fresh random nonce per row: see aesgcm
+            append((key_id, new_tag, b"".join((header, nonce, encrypt(nonce, data, new_aad)))))
+        return out
+
+    def _remember_rekey(self, tag: Any, inner_tag: str, parsed: ParsedBlob) -> None:
+        """Keep :meth:`rekey_many`'s plan for rows stored as ``tag`` under ``parsed``'s v1 header.
+
+        Called after such a row authenticated and was resealed; the primary's own
+        header gets none (its rows need nothing), nor does a tag that is not a plain str.
+        """
+        if (
+            type(tag) is not str
+            or parsed.binding is not None
+            or parsed.key_id == self._primary
+            or len(self._rekey_plans) >= _AAD_CACHE_MAX
+        ):
+            return
+        header = self._primary_header
+        self._rekey_plans[(tag, parsed.header)] = (
+            parsed.key_id,
+            self._backend.decryptor(parsed.key_id),
+            self._aad(inner_tag, parsed.header),
+            f"{inner_tag}+{CIPHER_NAME}",
+            header,
+            self._aad(inner_tag, header),
+            self._encrypt,
+        )
 
     def bind_row(
         self,
@@ -672,6 +751,7 @@ class EncryptedSerializer:
         clone._opened_bound = dict(self._opened_bound)
         clone._seal_plans = dict(self._seal_plans)
         clone._open_plans = dict(self._open_plans)
+        clone._rekey_plans = dict(self._rekey_plans)
         return clone
 
     def __deepcopy__(self, memo: object) -> Any:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from serde_kit.allowlist import Allowlist
@@ -69,6 +70,11 @@ MAX_BATCH_ATTEMPTS = 5
 
 #: Reconnections per run after the connection was lost, before giving up cleanly.
 MAX_RECONNECTS = 5
+
+#: Chunks a batch is re-encrypted and sent in (each at least _MIN_CHUNK rows), so a
+#: server database updates one chunk while the next is re-encrypted.
+_CHUNKS = 4
+_MIN_CHUNK = 250
 
 #: Compare-and-swap attempts per row before giving up on it (a row that keeps
 #: changing under us is reported, not forced).
@@ -416,16 +422,57 @@ class _Rotator:
             return None
         return None if new is None else (row, source, new)
 
+    def _work(self, rows: list[Row]) -> list[tuple[Row, str, tuple[str, bytes]]]:
+        """``(row, source, new value)`` of each row of ``rows`` that needs writing (see :meth:`_prepare`)."""
+        if self.bind:
+            return [w for w in map(self._prepare, rows) if w is not None]
+        # Key rotation of unbound rows, the bulk of any run, from the plans the
+        # serializer kept; each row it leaves (None) takes the general path.
+        work: list[tuple[Row, str, tuple[str, bytes]]] = []
+        prepare, add = self._prepare, work.append
+        for row, quick in zip(rows, self.serde.rekey_many([(r.tag, r.blob) for r in rows]), strict=True):
+            if quick is not None:
+                add((row, quick[0], (quick[1], quick[2])))
+            else:
+                w = prepare(row)
+                if w is not None:
+                    add(w)
+        return work
+
     def apply_rows(self, batch: Any, rows: list[Row]) -> None:
         """Re-encrypt ``rows`` in one go; rows that changed meanwhile are redone one by one."""
-        work = [w for w in map(self._prepare, rows) if w is not None]
-        applied = batch.compare_and_swap_many([(row, new[0], new[1]) for row, _, new in work])
+        work: list[tuple[Row, str, tuple[str, bytes]]] = []
+
+        def chunks() -> Iterator[list[tuple[Row, str, bytes]]]:
+            # Re-encrypted chunk by chunk as the batch asks for them: a server
+            # database updates one chunk while the next one is re-encrypted.
+            step = max(_MIN_CHUNK, -(-len(rows) // _CHUNKS))
+            for start in range(0, len(rows), step):
+                part = self._work(rows[start : start + step])
+                work.extend(part)
+                yield [(row, new[0], new[1]) for row, _, new in part]
+
+        applied = batch.compare_and_swap_chunks(chunks())
+        if all(applied) and not self.bind and self.report.changed_rows is None:
+            self._changed_many(work)
+            return
         changed = self._changed
         for (row, source, new), ok in zip(work, applied, strict=True):
             if ok:
                 changed(row, source, new)
             else:
                 self._redo(batch, row)
+
+    def _changed_many(self, work: list[tuple[Row, str, tuple[str, bytes]]]) -> None:
+        """:meth:`_changed` for rows that all applied, counted at once (no binding, no list of changes)."""
+        report = self.report
+        report.changed.update(source for _, source, _ in work)
+        report.changed_by_table.update(row.table for row, _, _ in work)
+        for row, source, _ in work:
+            if source == "plaintext":
+                report.plaintext_tags[str(row.info.inner_tag)] += 1
+            elif source == "legacy":
+                report.legacy_tags[str(row.info.inner_tag)] += 1
 
     def _redo(self, batch: Any, row: Row) -> None:
         # The row changed after we read it: read the current bytes and start over.

@@ -306,3 +306,30 @@ def test_compare_and_swap_many_applies_only_unchanged_rows(kind, request):
     assert after[(table.name, rows[1].pk)] == (rows[1].tag, rows[1].blob)
     assert after[(table.name, rows[2].pk)] == ("bytes", b"c")
     assert after[(table.name, rows[3].pk)] == (rows[3].tag, rows[3].blob)
+
+
+@pytest.mark.parametrize("kind", DIALECTS)
+def test_compare_and_swap_chunks_gives_one_result_per_item_in_order(kind, request):
+    location = request.getfixturevalue(f"graph_{kind}_db")
+    produced = []
+    with open_database(**{kind: location}, readonly=False) as store:
+        table = store.tables[1]
+        with store.batch(table, after=None, limit=6) as batch:
+            rows = batch.rows
+            stale = [Row(r.table, r.pk, r.tag, b"stale bytes", r.loc) for r in rows]
+
+            def chunks():
+                # a generator, as rotate passes: each chunk is produced when the batch asks
+                for part in ([(rows[0], "bytes", b"a"), (stale[1], "bytes", b"b")], [], [(stale[2], "bytes", b"c")],
+                             [(rows[3], "bytes", b"d"), (rows[4], "bytes", b"e")]):
+                    produced.append(len(part))
+                    yield part
+
+            results = batch.compare_and_swap_chunks(chunks())
+            assert batch.compare_and_swap_chunks(iter([])) == []
+        assert results == [True, False, False, True, True] and produced == [2, 0, 1, 2]
+        after = raw_rows(store)
+    assert [after[(table.name, r.pk)] for r in rows] == [
+        ("bytes", b"a"), (rows[1].tag, rows[1].blob), (rows[2].tag, rows[2].blob),
+        ("bytes", b"d"), ("bytes", b"e"), (rows[5].tag, rows[5].blob),
+    ]

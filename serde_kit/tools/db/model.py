@@ -39,34 +39,50 @@ class Row:
 
     Immutable and compared like a frozen dataclass of ``(table, pk, tag, blob)``
     (``loc`` is left out); a plain slotted class because the tools build one per
-    stored row.
+    stored row.  The fields are read-only properties over private slots: the
+    constructor stores them directly (an overridden ``__setattr__`` made every
+    row cost seven ``object.__setattr__`` calls, ~2 us), and assigning or
+    deleting a field still raises AttributeError.
     """
 
-    __slots__ = ("table", "pk", "tag", "blob", "loc", "_info", "_parsed")
+    __slots__ = ("_table", "_pk", "_tag", "_blob", "_loc", "_info", "_parsed")
 
-    table: str
-    pk: tuple[Any, ...]
-    tag: Any
-    blob: Any
-    loc: tuple[Any, ...]
     _info: RowInfo | None
     _parsed: ParsedBlob | None | object
 
     def __init__(self, table: str, pk: tuple[Any, ...], tag: Any, blob: Any, loc: tuple[Any, ...] = ()) -> None:
-        _set = object.__setattr__
-        _set(self, "table", table)
-        _set(self, "pk", pk)
-        _set(self, "tag", tag)
-        _set(self, "blob", blob)
-        _set(self, "loc", loc)
-        _set(self, "_info", None)
-        _set(self, "_parsed", _UNPARSED)
+        self._table = table
+        self._pk = pk
+        self._tag = tag
+        self._blob = blob
+        self._loc = loc
+        self._info = None
+        self._parsed = _UNPARSED
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r} of a Row")
+    @property
+    def table(self) -> str:
+        """Name of the table the row is in."""
+        return self._table
 
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r} of a Row")
+    @property
+    def pk(self) -> tuple[Any, ...]:
+        """Primary-key values (how rows are reported)."""
+        return self._pk
+
+    @property
+    def tag(self) -> Any:
+        """The stored type tag (text for a saver's rows; anything for a stray one)."""
+        return self._tag
+
+    @property
+    def blob(self) -> Any:
+        """The stored blob (bytes for a saver's rows; anything for a stray one)."""
+        return self._blob
+
+    @property
+    def loc(self) -> tuple[Any, ...]:
+        """Locator values (``rowid`` on SQLite), or () where the primary key is the locator."""
+        return self._loc
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Row, (self.table, self.pk, self.tag, self.blob, self.loc))
@@ -89,16 +105,16 @@ class Row:
     @property
     def where(self) -> tuple[Any, ...]:
         """Values of the table's walk columns for this row."""
-        return self.loc or self.pk
+        return self._loc or self._pk
 
     @property
     def classified(self) -> tuple[RowInfo, ParsedBlob | None]:
         """:func:`~serde_kit.crypto.rows.classify_parsed` of this row (computed once)."""
         parsed = self._parsed
         if parsed is _UNPARSED:
-            info, parsed = classify_parsed(self.tag, self.blob)
-            object.__setattr__(self, "_info", info)
-            object.__setattr__(self, "_parsed", parsed)
+            info, parsed = classify_parsed(self._tag, self._blob)
+            self._info = info
+            self._parsed = parsed
         assert self._info is not None and (parsed is None or isinstance(parsed, ParsedBlob))
         return self._info, parsed
 
@@ -107,8 +123,8 @@ class Row:
         """:func:`~serde_kit.crypto.rows.classify_row` of this row (computed once)."""
         info = self._info
         if info is None:
-            info = classify_row(self.tag, self.blob)
-            object.__setattr__(self, "_info", info)
+            info = classify_row(self._tag, self._blob)
+            self._info = info
         return info
 
     @property

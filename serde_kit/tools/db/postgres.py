@@ -9,14 +9,15 @@ checkpoint_writes type   blob
 
 ``checkpoints.checkpoint`` and ``metadata`` are JSONB the saver writes itself.
 Primary keys come from the catalog, so the shallow saver's layout works too.
-A batch's updates go in one statement (the rows passed as arrays), so a batch
-costs one round trip whatever its size.
+A batch's updates go in a few statements (the rows passed as arrays), sent in
+pipeline mode as rotate produces them, so a batch costs one round trip whatever
+its size and the server works while the client re-encrypts.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from serde_kit.errors import ConfigError, StoreError
@@ -58,34 +59,87 @@ def describe_dsn(dsn: str) -> str:
     return f"{host}:{port}/{db} as user {user}"
 
 
+def _send_generator() -> Any:
+    """psycopg's generator that sends a connection's whole output buffer, or None if this psycopg has none."""
+    try:
+        import psycopg
+        from psycopg.generators import send
+    except ImportError:
+        return None
+    # Connection.wait runs such a generator on the connection (psycopg 3.0 on).
+    return send if callable(getattr(psycopg.Connection, "wait", None)) else None
+
+
 class _PostgresBatch(SqlBatch):
     db: PostgresDatabase
 
-    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
-        if not items:
-            return []
-        # One UPDATE per batch, its rows passed as arrays: one round trip and a
-        # constant query text (parsed and planned once) whatever the batch size.
-        self._begin()
+    def _cas_sql(self) -> str:
         t = self.table
         types = self.db._column_types[t.name]
         names = [f"k{i}" for i in range(len(t.pk_columns))]
         arrays = [*(types[c] for c in t.pk_columns), "text", "bytea", "text", "bytea"]
         pk_match = " AND ".join(f"t.{c} = v.{k}" for c, k in zip(t.pk_columns, names, strict=True))
-        sql = (
+        # One UPDATE per chunk of rows, passed as arrays: a constant query text
+        # (parsed and planned once) whatever the chunk's size.  RETURNING the array
+        # position of each row that applied (one int, fetched in binary) instead of
+        # its primary key: the key's text columns cost more to send back and parse
+        # than the whole rest of the result.
+        return (
             f"UPDATE {t.name} AS t SET {t.tag_column} = v.new_tag, {t.blob_column} = v.new_blob "
-            f"FROM unnest({', '.join(f'%b::{a}[]' for a in arrays)}) "
-            f"AS v({', '.join(names)}, old_tag, old_blob, new_tag, new_blob) "
+            f"FROM unnest({', '.join(f'%b::{a}[]' for a in arrays)}) WITH ORDINALITY "
+            f"AS v({', '.join(names)}, old_tag, old_blob, new_tag, new_blob, i) "
             f"WHERE {pk_match} AND t.{t.tag_column} IS NOT DISTINCT FROM v.old_tag "
             f"AND t.{t.blob_column} = v.old_blob "
-            f"RETURNING {', '.join(f't.{c}' for c in t.pk_columns)}"
+            f"RETURNING v.i"
         )
-        columns: list[list[Any]] = [[] for _ in arrays]
-        for row, tag, blob in items:
-            for column, value in zip(columns, (*row.pk, row.tag, row.blob, tag, blob), strict=True):
-                column.append(value)
-        done = {tuple(r) for r in self.db._execute(sql, columns).fetchall()}
-        return [row.pk in done for row, _, _ in items]
+
+    @staticmethod
+    def _columns(items: Sequence[tuple[Row, str, bytes]]) -> list[list[Any]]:
+        # The arrays, one per column: transposed by zip in C, not appended value by value.
+        return [list(c) for c in zip(*[(*row.pk, row.tag, row.blob, tag, blob) for row, tag, blob in items], strict=True)]
+
+    @staticmethod
+    def _applied(n: int, done: Sequence[Any]) -> list[bool]:
+        if len(done) == n:
+            return [True] * n  # each position comes back at most once (the key is unique)
+        applied = [False] * n
+        for (i,) in done:
+            applied[i - 1] = True
+        return applied
+
+    def compare_and_swap_many(self, items: Sequence[tuple[Row, str, bytes]]) -> list[bool]:
+        if not items:
+            return []
+        self._begin()
+        return self._applied(len(items), self.db._fetch_rows(self._cas_sql(), self._columns(items)))
+
+    def compare_and_swap_chunks(self, chunks: Iterable[Sequence[tuple[Row, str, bytes]]]) -> list[bool]:
+        # Pipeline mode: each chunk's UPDATE is sent as soon as it is produced and the
+        # server runs it while the next chunk is produced (re-encrypted); the results
+        # are read at the end.  Same statements, same transaction, same results.
+        db = self.db
+        if not db._psycopg.Pipeline.is_supported():  # libpq before 14
+            return super().compare_and_swap_chunks(chunks)
+        self._begin()
+        sql = self._cas_sql()
+        flush = _send_generator()
+        sent: list[tuple[int, Any]] = []
+        try:
+            with db.conn.pipeline():
+                for chunk in chunks:
+                    if chunk:
+                        sent.append((len(chunk), db.conn.execute(sql, self._columns(chunk), binary=True)))
+                        # libpq sends what the socket takes and keeps the rest of a large
+                        # statement until the next call; send it all now, so the server
+                        # starts on this chunk while the next one is produced.
+                        if flush is not None:
+                            db.conn.wait(flush(db.conn.pgconn))
+            out: list[bool] = []
+            for n, cursor in sent:
+                out += self._applied(n, cursor.fetchall())
+            return out
+        except db._psycopg.Error as e:
+            raise db._translate(e) from None
 
 
 class PostgresDatabase(ServerDatabase):
