@@ -54,7 +54,8 @@ _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
 #: A row that is one ext and nothing else, read as (code, payload bytes).
 _TOP_LEVEL_EXT = msgspec.msgpack.Decoder(msgspec.msgpack.Ext)
-_EXT_FIRST_BYTES = frozenset(bytes([first]) for first in (*_FIXEXT, *_EXT_SIZED))
+#: Where a top-level ext's type code is, by its first byte.
+_EXT_CODE_AT = {**{first: 1 for first in _FIXEXT}, **{first: 1 + size for first, size in _EXT_SIZED.items()}}
 _MAX_WARNED_TYPES = 1000
 SAFE_RECURSION_LIMIT = _stack.SAFE_RECURSION_LIMIT
 #: What the msgspec engine raises on a whole row; :func:`engine_error` types it.
@@ -144,7 +145,8 @@ class Decoder:
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        if data[:1] in _EXT_FIRST_BYTES:
+        code_at = _EXT_CODE_AT.get(data[0]) if size else None
+        if code_at is not None and size > code_at and data[code_at] == codes.NUMPY_ARRAY:
             # An array on its own. Its plain layout (dtype, a short shape, order,
             # buffer) holds nothing the prescan looks for; a large one is read in one copy.
             if size >= numpy.FAST_PATH_MIN_BYTES:
@@ -152,7 +154,7 @@ class Decoder:
             else:
                 try:
                     ext = _TOP_LEVEL_EXT.decode(data)
-                    fast = numpy.loads_plain(ext.data, limits) if ext.code == codes.NUMPY_ARRAY else None
+                    fast = numpy.loads_plain(ext.data, limits)
                 except SerdeError:
                     raise
                 except Exception:
@@ -174,8 +176,6 @@ class Decoder:
     def _large_array(self, data: bytes) -> Any:
         """The array a large row holding only an ext 6 in the plain layout stores, else None."""
         start = _check_ext_length(data)
-        if data[start - 1] != codes.NUMPY_ARRAY:
-            return None
         limits = self._limits
         return _rebuild(lambda payload: numpy.loads_large(payload, start, limits), data, "numpy", "ndarray")
 
