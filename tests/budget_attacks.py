@@ -197,3 +197,32 @@ def empty_maps(size: int) -> bytes:
 
 def forged_names(length: int = 1 << 20) -> bytes:
     return row(0, ["evil\n2026-12-01 INFO audit PASSED\x1b[2J", "X" * length, 1])
+
+
+# --- issue 19: names, meters, unvalidated models -------------------------------
+
+#: (ext code, module, subscripted name, argument): standard types under a name form
+#: their fixed rebuilders do not know.
+SUBSCRIPTED_STANDARD = [
+    (0, "fractions", "Fraction[x]", "1e999999999"),
+    (0, "numpy", "void[x]", 1 << 30),
+    (1, "re", "compile[x]", ["a", 128]),
+    (0, "builtins", "SystemExit[x]", "boom"),
+    (1, "decimal", "Decimal[x]", ["1e999999999"]),
+]
+
+
+def subscripted_standard(code: int, module: str, name: str, arg: object) -> bytes:
+    return row(code, [module, name, arg])
+
+
+def subscripted_fraction_json() -> bytes:
+    return json.dumps(
+        {"lc": 2, "type": "constructor", "id": ["fractions", "Fraction[x]"], "args": ["1e999999999"]}
+    ).encode()
+
+
+def distinct_message_names(count: int = 6000) -> bytes:
+    """``count`` AIMessages, each under its own subscripted name."""
+    fields = {"content": "hi", "type": "ai"}
+    return pack([ext(5, ["langchain_core.messages.ai", f"AIMessage[{i}]", fields, "model_validate_json"]) for i in range(count)])

@@ -20,6 +20,7 @@ import pytest
 
 import budget_attacks as attack
 from serde_kit import (
+    Allowlist,
     BlockedTypeError,
     ConfigError,
     DecodeError,
@@ -428,3 +429,67 @@ def test_small_limits_hold_for_small_rows_too():
         Serializer(limits=Limits(max_row_bytes=40)).loads(rows)
     assert caught.value.limit == "max_row_bytes"
     assert Serializer(limits=Limits(max_containers=51)).loads(rows) == [{}] * 50
+
+
+# --- issue 19, findings 1, 2, 7b: canonical names ----------------------------------
+
+
+@pytest.mark.parametrize("code, module, name, arg", attack.SUBSCRIPTED_STANDARD, ids=lambda v: str(v)[:20])
+def test_a_standard_type_under_a_subscripted_name_is_refused(code, module, name, arg):
+    data = attack.subscripted_standard(code, module, name, arg)
+    with pytest.raises(BlockedTypeError, match="only a generic pydantic model") as info:
+        SERDE.loads_typed(("msgpack", data))
+    assert (info.value.module, info.value.name) == (module, name)
+    # Even when everything is allowed: standard types are built by their fixed rebuilders only.
+    with pytest.raises(BlockedTypeError):
+        Serializer(allowlist=Allowlist.allow_everything_unsafe()).loads_typed(("msgpack", data))
+    # Lenient mode returns the payload, never the object.
+    with pytest.warns(LenientDecodeWarning):
+        assert Serializer(lenient=True).loads_typed(("msgpack", data)) == arg
+
+
+def test_a_subscripted_standard_name_in_a_legacy_json_row_is_refused():
+    with pytest.raises(BlockedTypeError, match="Fraction"):
+        SERDE.loads_typed(("json", attack.subscripted_fraction_json()))
+
+
+def test_the_allowlist_never_allows_a_subscript_on_a_standard_or_unlisted_name():
+    allowlist = Allowlist()
+    for module, name in [("fractions", "Fraction[x]"), ("re", "compile[x]"), ("numpy", "void[int]"),
+                         ("builtins", "SystemExit[x]"), ("langchain_core.messages.ai", "AIMessage[1]")]:  # fmt: skip
+        assert not allowlist.allows(module, name)
+
+
+def test_rotate_check_refuses_subscripted_standard_names():
+    from serde_kit.tools.rotate import AllowlistCheck
+
+    check = AllowlistCheck(Allowlist())
+    for code, module, name, arg in attack.SUBSCRIPTED_STANDARD:
+        with pytest.raises(BlockedTypeError):
+            check.loads_typed(("msgpack", attack.subscripted_standard(code, module, name, arg)))
+    check.loads_typed(("msgpack", SERDE.dumps(Fraction(1, 3))))  # the honest form passes
+
+
+def test_thousands_of_distinct_message_names_are_refused_and_cache_nothing():
+    data = attack.distinct_message_names(6000)
+    with pytest.raises(BlockedTypeError, match=r"AIMessage\[0\]"):
+        SERDE.loads_typed(("msgpack", data))
+    lenient = Serializer(lenient=True)
+    decoder = lenient._decoder
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LenientDecodeWarning)
+        back = lenient.loads_typed(("msgpack", data))
+    assert back[5999] == {"content": "hi", "type": "ai"}
+    assert len(decoder._cache) == 0 and len(decoder._hot) == 0
+
+
+def test_name_caches_are_bounded(monkeypatch):
+    from serde_kit import decoder as decoder_module
+    from tests.compat.corpus_types import Box
+
+    monkeypatch.setattr(decoder_module, "_MAX_CACHED", 3)
+    serde = Serializer(allow=[Box])
+    for arg in ("int", "str", "float", "bool", "bytes"):
+        payload = attack.pack(["tests.compat.corpus_types", f"Box[{arg}]", {"item": 1}, "model_validate_json"])
+        assert type(serde.loads(attack.pack(attack.ormsgpack.Ext(5, payload)))).__name__ == f"Box[{arg}]"
+        assert len(serde._decoder._cache) <= 3 and len(serde._decoder._hot) <= 3
