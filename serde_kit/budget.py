@@ -101,3 +101,71 @@ def adopted(meter: Meter | None) -> Iterator[None]:
         yield
     finally:
         _state.meter = outer
+
+
+# --- what each costly step is charged (work units: about a nanosecond each) ----
+
+#: Steps estimated below this are not charged: their cost per stored byte is then
+#: bounded anyway, and honest rows never need the meter for them.
+FREE_UNITS = 50_000
+#: langchain-core's partial JSON parser retries json.loads once per character it strips.
+PARTIAL_JSON_UNITS_PER_CHAR_SQUARED = 5
+#: Fraction() reduces by gcd: quadratic in the bits of its parts.
+GCD_BITS_SQUARED_PER_UNIT = 1000
+#: Compiling a character class walks its code points (several times with IGNORECASE).
+REGEX_UNITS_PER_CHAR = 500
+REGEX_UNITS_PER_CLASS = 10_000
+REGEX_UNITS_PER_CLASS_IGNORECASE = 150_000
+REGEX_UNITS_PER_CODE_POINT = 2
+REGEX_UNITS_PER_CODE_POINT_IGNORECASE = 5
+#: The prescan's walk in Python, per stored byte.
+WALK_UNITS_PER_BYTE = 16
+
+
+def charge_over_free(units: int, what: str) -> None:
+    """:func:`charge` a step estimated at ``units``, unless it is cheap enough to be free."""
+    if units > FREE_UNITS:
+        charge(units, what)
+
+
+def regex_units(pattern: str | bytes, flags: int) -> int:
+    """Estimated cost of ``re.compile(pattern, flags)``: its length, its character
+    classes, and the code points they span (parsed, not compiled)."""
+    import re
+
+    ignorecase = bool(flags & re.IGNORECASE)
+    per_class = REGEX_UNITS_PER_CLASS_IGNORECASE if ignorecase else REGEX_UNITS_PER_CLASS
+    per_point = REGEX_UNITS_PER_CODE_POINT_IGNORECASE if ignorecase else REGEX_UNITS_PER_CODE_POINT
+    units = REGEX_UNITS_PER_CHAR * len(pattern)
+    try:
+        from re import _parser  # type: ignore[attr-defined]  # the stdlib's own pattern parser
+
+        tree = _parser.parse(pattern, flags & ~re.DEBUG)
+    except Exception:
+        # Unparsable (re.compile will say why) or another Python: every "[" a full class.
+        brackets = pattern.count("[") if isinstance(pattern, str) else pattern.count(b"[")
+        return units + brackets * (per_class + per_point * 0x110000)
+    classes, points = _class_spans(tree)
+    return units + classes * per_class + points * per_point
+
+
+def _class_spans(tree: object) -> tuple[int, int]:
+    """Character classes in a parsed pattern, and the code points their ranges span."""
+    from re import _constants  # type: ignore[attr-defined]
+
+    classes = points = 0
+    pending: list[object] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (list, tuple)) or type(node).__name__ == "SubPattern":
+            items = list(node)  # type: ignore[call-overload]
+            if len(items) == 2 and items[0] is _constants.IN and isinstance(items[1], list):
+                classes += 1
+                for op, av in items[1]:
+                    if op is _constants.RANGE:
+                        points += av[1] - av[0] + 1
+                    else:  # a literal, or a category (\w, \d: compiled as one test)
+                        points += 1
+                continue
+            pending.extend(items)
+    return classes, points

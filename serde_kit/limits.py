@@ -69,8 +69,8 @@ class Limits:
     max_hash_collisions: int = 64
     max_array_elements: int = 1 << 31
     max_partial_json: int = 4096
-    max_work_per_byte: int = 400
-    min_work: int = 20_000_000
+    max_work_per_byte: int = 64
+    min_work: int = 5_000_000
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
