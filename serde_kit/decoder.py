@@ -89,7 +89,7 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine",
+        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_unvalidated_warned",
     )  # fmt: skip
 
     def __init__(
@@ -98,6 +98,7 @@ class Decoder:
         if validate not in pydantic.VALIDATE_MODES:
             raise ValueError(f"validate must be one of {', '.join(map(repr, pydantic.VALIDATE_MODES))}, not {validate!r}")
         self._validate = validate
+        self._unvalidated_warned: set[Any] = set()
         self._allowlist = allowlist
         self._lenient = lenient
         self._limits = limits
@@ -375,7 +376,7 @@ class Decoder:
                 if code == codes.PYDANTIC_V2:
                     found = pydantic.v2_rebuilder(cls, self._validate)
                 elif code == codes.PYDANTIC_V1:
-                    found = pydantic.v1_rebuilder(cls)
+                    found = pydantic.v1_rebuilder(cls, self._validate)
                 else:
                     found = user.rebuilder(code, cls)
             except TypeError as exc:
@@ -530,6 +531,16 @@ class Decoder:
     @property
     def lenient(self) -> bool:
         return self._lenient
+
+    @property
+    def validate(self) -> str:
+        """How stored pydantic models are built: ``"auto"`` or ``"always"``."""
+        return self._validate
+
+    @property
+    def unvalidated_warned(self) -> set[Any]:
+        """Model classes this reader warned about building unvalidated (legacy json rows)."""
+        return self._unvalidated_warned
 
 
 def engine_error(exc: BaseException, data: bytes) -> SerdeError:

@@ -268,3 +268,44 @@ def big_int_of(value: int) -> ormsgpack.Ext:
 
 def json_empty_objects(count: int) -> bytes:
     return b"[" + b",".join([b"{}"] * count) + b"]"
+
+
+# Models a plaintext-row writer may store with fields that fail validation.
+import typing as _typing  # noqa: E402
+
+import pydantic as _pydantic  # noqa: E402
+
+
+class Approval(_pydantic.BaseModel):
+    """A four-eyes approval: amount positive, a known kind, two different approvers."""
+
+    model_config = _pydantic.ConfigDict(extra="allow")
+    _is_admin: bool = _pydantic.PrivateAttr(False)
+    amount: _pydantic.PositiveInt
+    kind: _typing.Literal["refund", "credit"]
+    maker: str
+    checker: str
+
+    @_pydantic.model_validator(mode="after")
+    def four_eyes(self) -> "Approval":
+        if self.maker == self.checker:
+            raise ValueError("maker and checker must differ")
+        return self
+
+
+class Ledger(_pydantic.BaseModel):
+    approval: Approval
+
+
+def model_row(cls: type, fields: dict) -> bytes:
+    return row(5, [cls.__module__, cls.__qualname__, fields, "model_validate_json"])
+
+
+GOOD_APPROVAL = {"amount": 5, "kind": "refund", "maker": "ann", "checker": "bob"}
+#: (what is bypassed, the stored fields, the first failing field)
+UNVALIDATED_APPROVALS = [
+    ("PositiveInt", {**GOOD_APPROVAL, "amount": -5}, "amount"),
+    ("Literal", {**GOOD_APPROVAL, "kind": "wire"}, "kind"),
+    ("model_validator", {**GOOD_APPROVAL, "checker": "ann"}, "maker and checker"),
+    ("required field", {k: v for k, v in GOOD_APPROVAL.items() if k != "checker"}, "checker"),
+]

@@ -29,6 +29,7 @@ from serde_kit import (
     Limits,
     MalformedDataError,
     RebuildError,
+    SerdeWarning,
     Serializer,
     UnknownTagError,
 )
@@ -489,8 +490,8 @@ def test_name_caches_are_bounded(monkeypatch):
 
     monkeypatch.setattr(decoder_module, "_MAX_CACHED", 3)
     serde = Serializer(allow=[Box])
-    for arg in ("int", "str", "float", "bool", "bytes"):
-        payload = attack.pack(["tests.compat.corpus_types", f"Box[{arg}]", {"item": 1}, "model_validate_json"])
+    for arg, item in (("int", 1), ("str", "a"), ("float", 1.5), ("bool", True), ("bytes", b"x")):
+        payload = attack.pack(["tests.compat.corpus_types", f"Box[{arg}]", {"item": item}, "model_validate_json"])
         assert type(serde.loads(attack.pack(attack.ormsgpack.Ext(5, payload)))).__name__ == f"Box[{arg}]"
         assert len(serde._decoder._cache) <= 3 and len(serde._decoder._hot) <= 3
 
@@ -574,3 +575,43 @@ def test_running_out_of_memory_while_decoding_is_a_limit_error():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["msgpack", "max_containers", "json", "max_containers"], done.stderr[-2000:]
+
+
+# --- issue 19, finding 5: models whose stored fields fail validation -------------
+
+
+@pytest.mark.parametrize("bypass, fields, failing", attack.UNVALIDATED_APPROVALS, ids=lambda v: str(v)[:16])
+def test_validate_always_refuses_a_model_that_fails_validation(bypass, fields, failing):
+    data = attack.model_row(attack.Approval, fields)
+    strict = Serializer(allow=[attack.Approval], validate="always")
+    with pytest.raises(RebuildError, match=rf"budget_attacks.Approval does not validate \(.*{failing}") as info:
+        strict.loads(data)
+    assert (info.value.module, info.value.name) == ("budget_attacks", "Approval")
+    assert strict.loads(attack.model_row(attack.Approval, attack.GOOD_APPROVAL)) == attack.Approval(**attack.GOOD_APPROVAL)
+
+
+def test_validate_always_refuses_a_nested_model_stored_as_a_plain_dict():
+    bad = {"approval": {**attack.GOOD_APPROVAL, "amount": 0}}
+    with pytest.raises(RebuildError, match=r"Ledger does not validate \(field approval.amount"):
+        Serializer(allow=[attack.Ledger], validate="always").loads(attack.model_row(attack.Ledger, bad))
+
+
+def test_auto_builds_an_unvalidated_model_as_stock_does_but_warns_once_per_class():
+    serde = Serializer(allow=[attack.Approval])
+    rows = [attack.model_row(attack.Approval, fields) for _, fields, _ in attack.UNVALIDATED_APPROVALS]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = [serde.loads(data) for data in rows]
+    assert [b.amount for b in built] == [-5, 5, 5, 5] and built[1].kind == "wire"
+    assert [str(w.message).split(" (")[0] for w in caught] == ["stored budget_attacks.Approval does not validate"]
+    assert caught[0].category is SerdeWarning
+
+
+@pytest.mark.parametrize("validate", ["auto", "always"])
+def test_stored_keys_never_set_private_attributes(validate):
+    fields = {**attack.GOOD_APPROVAL, "amount": -1, "_is_admin": True, "__pydantic_private__": {"_is_admin": True}}
+    with pytest.raises(RebuildError, match="Approval"):
+        Serializer(allow=[attack.Approval], validate=validate).loads(attack.model_row(attack.Approval, fields))
+    # A row that validates: pydantic keeps the private attribute's default.
+    valid = Serializer(allow=[attack.Approval]).loads(attack.model_row(attack.Approval, {**attack.GOOD_APPROVAL, "_is_admin": True}))
+    assert valid._is_admin is False and valid.__pydantic_private__ == {"_is_admin": False}
