@@ -24,12 +24,13 @@ decoder tracks the hashes of the values its ext hook builds.
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import ormsgpack
 
-from . import budget
+from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
@@ -141,8 +142,25 @@ def check(data: bytes, limits: Limits) -> None:
         )
     if not suspect_keys and size >= SMALL_ROW:
         suspect_keys = _may_hold_long_keys(data, limits)
-    if (suspect_keys or _may_hold_timestamp(data)) and not _plain_keys(data):
-        _walk(data, limits)
+    if suspect_keys:
+        if not _in_c(_plain_keys, data):
+            _walk(data, limits)
+    elif _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
+        _walk(data, limits)  # ormsgpack could not read it: the walk finds what is wrong
+
+
+#: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
+#: limit of 1024) reads on the caller's thread: safe on the smallest stack supported.
+_C_STACK_NESTING = 400
+_NOT_CONTAINER_HEADER = bytes(b for b in range(256) if not (0x80 <= b <= 0x9F or 0xDC <= b <= 0xDF))
+
+
+def _in_c(check: Callable[[bytes], bool], data: bytes) -> bool:
+    """``check(data)`` (an ormsgpack pass), on the big-stack helper thread when the row
+    holds enough container headers to nest deeper than a small thread stack holds."""
+    if len(data) < _C_STACK_NESTING or len(data.translate(None, _NOT_CONTAINER_HEADER)) < _C_STACK_NESTING:
+        return check(data)
+    return _stack.on_big_stack(check, data)
 
 
 def _may_hold_long_keys(data: bytes, limits: Limits) -> bool:
@@ -204,6 +222,33 @@ def _plain_keys(data: bytes) -> bool:
     while pending:
         try:
             ormsgpack.unpackb(pending.pop(), ext_hook=collect)
+        except Exception:
+            if timestamp:
+                raise UnknownTagError(_TIMESTAMP_MESSAGE) from None
+            return False
+        pending.extend(found)
+        found.clear()
+    return True
+
+
+def _no_timestamp(data: bytes) -> bool:
+    """Whether ``data`` (ext payloads included) holds no msgpack timestamp, found exactly
+    by one C-speed decode that takes map keys of any type (this row may hold no flood);
+    raises :class:`UnknownTagError` for a timestamp, False when ormsgpack cannot read it."""
+    pending = [data]
+    found: list[bytes] = []
+    timestamp = []
+
+    def collect(code: int, payload: bytes) -> None:
+        if code == -1:
+            timestamp.append(True)
+            raise ValueError("timestamp")
+        if 0 <= code <= 7:
+            found.append(payload)
+
+    while pending:
+        try:
+            ormsgpack.unpackb(pending.pop(), ext_hook=collect, option=ormsgpack.OPT_NON_STR_KEYS)
         except Exception:
             if timestamp:
                 raise UnknownTagError(_TIMESTAMP_MESSAGE) from None

@@ -309,3 +309,23 @@ UNVALIDATED_APPROVALS = [
     ("model_validator", {**GOOD_APPROVAL, "checker": "ann"}, "maker and checker"),
     ("required field", {k: v for k, v in GOOD_APPROVAL.items() if k != "checker"}, "checker"),
 ]
+
+
+def token_ids_with_an_int_key(count: int = 180_000) -> bytes:
+    """An honest-looking row: ``{1: [token ids]}`` whose ids hold 0xff bytes (a 715 KB list)."""
+    ids = [0xFF00 + (i % 200) * 0x10000 + 0xFF for i in range(count)]
+    return pack({1: ids})
+
+
+def deep_with_timestamp_bait(depth: int = 1000) -> bytes:
+    """Arrays nested ``depth`` deep beside 0xff bytes: the prescan's exact timestamp
+    check reads it with ormsgpack, which recurses on the C stack."""
+    return b"\x92" + b"\x91" * depth + b"\x01" + pack(b"\xff" * 100)
+
+
+def deep_with_long_key_bait(depth: int = 1000) -> bytes:
+    """Arrays nested ``depth`` deep beside a big map and array16 headers: the prescan's
+    string-keys check reads it with ormsgpack."""
+    big_map = b"\xde" + (70).to_bytes(2, "big") + b"".join(pack(f"k{i}") + b"\x00" for i in range(70))
+    arrays = b"\xdc" + (70).to_bytes(2, "big") + b"\xdc\x00\x00" * 70
+    return b"\x94" + big_map + b"\x91" * depth + b"\x01" + arrays + pack("x" * 6000)

@@ -615,3 +615,95 @@ def test_stored_keys_never_set_private_attributes(validate):
     # A row that validates: pydantic keeps the private attribute's default.
     valid = Serializer(allow=[attack.Approval]).loads(attack.model_row(attack.Approval, {**attack.GOOD_APPROVAL, "_is_admin": True}))
     assert valid._is_admin is False and valid.__pydantic_private__ == {"_is_admin": False}
+
+
+# --- issue 19, finding 6 and 7a ------------------------------------------------------
+
+
+def test_honest_int_keys_and_0xff_bytes_never_force_the_prescan_walk(monkeypatch):
+    from serde_kit import _prescan
+
+    walks = []
+    real_scan = _prescan.scan
+    monkeypatch.setattr(_prescan, "scan", lambda data, limits: walks.append(len(data)) or real_scan(data, limits))
+    data = attack.token_ids_with_an_int_key()
+    assert data.count(b"\xff") > 64
+    assert SERDE.loads(data) == attack.ormsgpack.unpackb(data, option=attack.OPT)
+    assert walks == []
+    # A timestamp in the same row is still found exactly.
+    with pytest.raises(UnknownTagError, match="timestamp"):
+        SERDE.loads(data[:-5] + b"\xd6\xff\0\0\0\0"[:5] + b"\0")  # the last id replaced, same length
+
+
+def test_decimal_exponents_up_to_the_default_context_read_as_stock_reads_them():
+    import decimal
+
+    for text in ("1E+999999", "-1E-999999", "9.99E+999999"):
+        assert SERDE.loads(SERDE.dumps(decimal.Decimal(text))) == decimal.Decimal(text)
+    refused(attack.row(0, ["decimal", "Decimal", "1E+1000001"]), "max_number_digits")
+
+
+def test_the_smallest_supported_thread_stack_survives_every_prescan_path():
+    # SMALLEST_THREAD_STACK under the default recursion limit, in a child process (a
+    # crash would take pytest down). The prescan's ormsgpack checks recurse on the C
+    # stack; rows that may nest deep run them on the helper thread.
+    script = textwrap.dedent(
+        """
+        import sys, threading
+        sys.path.insert(0, "tests")
+        import budget_attacks as attack
+        from serde_kit import DecodeError, Serializer
+        from serde_kit._stack import SMALLEST_THREAD_STACK
+
+        serde = Serializer()
+        rows = [attack.deep_with_timestamp_bait(1000), attack.deep_with_long_key_bait(1000),
+                attack.deep_with_timestamp_bait(900), attack.deep_in_every_level(6, 1000),
+                b"\\x91" * 100_000 + b"\\x01"]
+        seen = []
+
+        def run():
+            for data in rows:
+                try:
+                    serde.loads(data)
+                    seen.append("value")
+                except DecodeError as exc:
+                    seen.append(type(exc).__name__)
+
+        threading.stack_size(SMALLEST_THREAD_STACK)
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+        print(",".join(seen))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().split(",") == ["MalformedDataError"] * 2 + ["value"] + ["MalformedDataError"] * 2
+
+
+def test_big_recursion_limits_reuse_one_helper_thread_and_fail_typed_when_none_can_start():
+    script = textwrap.dedent(
+        """
+        import resource, sys, threading
+        sys.path.insert(0, "tests")
+        import budget_attacks as attack
+        from serde_kit import DecodeError, SerdeError, Serializer
+
+        serde = Serializer()
+        sys.setrecursionlimit(3000)
+        before = threading.active_count()
+        values = [serde.loads(b"\\x91" * 2500 + b"\\x01" + b"\\x00" * 4000 * 0) for _ in range(20)]
+        print("threads", threading.active_count() - before)
+        # An address-space cap too small for the stack a limit of 10**6 needs (2 GiB).
+        sys.setrecursionlimit(10**6)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, hard))
+        try:
+            serde.loads(b"\\x91" * 2500 + b"\\x01")
+        except SerdeError as exc:
+            print(type(exc).__name__, isinstance(exc, RuntimeError))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["threads 1", "HelperThreadError True"], done.stdout + done.stderr[-2000:]
