@@ -34,7 +34,7 @@ from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "check_hash_collisions", "may_hold_big_map", "scan"]
+__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "check_hash_collisions", "first_big_map", "may_hold_big_map", "scan"]
 
 #: Maps with fewer array keys than this cannot cost much even if every key
 #: collides (~0.1 s at worst), so rows that cannot hold that many are not walked.
@@ -133,20 +133,29 @@ def check(data: bytes, limits: Limits) -> None:
             _walk(data, limits)
             return
         suspect_keys = may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
-    elif size >= SMALL_ROW and may_hold_big_map(data):
-        # Fewer array headers than FLOOD_KEYS in the whole row: no map can have
-        # that many array keys (one translate pass, cheaper than the pair count).
-        suspect_keys = (
-            len(data.translate(None, _NOT_ARRAY_HEADER)) >= FLOOD_KEYS
-            and data.translate(_CLASSES).count(_KEY_START) >= FLOOD_KEYS
-        )
-    if not suspect_keys and size >= SMALL_ROW:
-        suspect_keys = _may_hold_long_keys(data, limits)
+    elif size >= SMALL_ROW:
+        suspect_keys = _may_hold_array_keys(data, limits)
     if suspect_keys:
         if not _in_c(_plain_keys, data):
             _walk(data, limits)
     elif _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
         _walk(data, limits)  # ormsgpack could not read it: the walk finds what is wrong
+
+
+def _may_hold_array_keys(data: bytes, limits: Limits) -> bool:
+    """Whether a map may hold enough array keys to flood: FLOOD_KEYS of any length, or
+    more than ``max_hash_collisions`` of 16 elements or more (each collision among
+    those costs their length; a long key starts with an array16/array32 header).
+    Counted from the first map header that could be one, in one translate pass."""
+    flood = limits.max_hash_collisions + 1
+    start = first_big_map(data, min(flood, FLOOD_KEYS))
+    if start < 0:
+        return False
+    rest = data[start:] if start else data
+    heads = rest.translate(None, _NOT_ARRAY_HEADER)
+    if heads.count(0xDC) + heads.count(0xDD) >= flood:
+        return True
+    return len(heads) >= FLOOD_KEYS and may_hold_big_map(rest) and rest.translate(_CLASSES).count(_KEY_START) >= FLOOD_KEYS
 
 
 #: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
@@ -163,15 +172,6 @@ def _in_c(check: Callable[[bytes], bool], data: bytes) -> bool:
     return _stack.on_big_stack(check, data)
 
 
-def _may_hold_long_keys(data: bytes, limits: Limits) -> bool:
-    """Whether a map may hold more than ``max_hash_collisions`` array keys of 16 or more
-    elements. Each collision among such keys costs their length, so a map of fewer
-    than FLOOD_KEYS of them can flood too; each starts with an array16/array32 header,
-    rare outside such keys (two byte counts at C speed)."""
-    flood = limits.max_hash_collisions + 1
-    return data.count(0xDC) + data.count(0xDD) >= flood and may_hold_big_map(data, flood)
-
-
 def _walk(data: bytes, limits: Limits) -> None:
     """:func:`scan`, charged to the call's work meter (it runs in Python)."""
     meter = budget.current()
@@ -181,28 +181,39 @@ def _walk(data: bytes, limits: Limits) -> None:
 
 
 def may_hold_big_map(data: bytes, entries: int = FLOOD_KEYS) -> bool:
-    """Whether ``data`` may hold a map of ``entries`` entries or more.
+    """Whether ``data`` may hold a map of ``entries`` entries or more (see :func:`first_big_map`)."""
+    return first_big_map(data, entries) >= 0
+
+
+def first_big_map(data: bytes, entries: int = FLOOD_KEYS) -> int:
+    """Where the first map of ``entries`` entries or more in ``data`` may start; -1 for none.
 
     Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
     that large; smaller maps cannot flood. The header bytes are found at memchr
     speed; text rarely holds them (in UTF-8 they lead only U+0780-U+07FF), so a
-    row where they are common (binary data, numbers) is treated as a candidate.
+    row where they are common (binary data, numbers) is a candidate from the first.
     Each entry takes at least two bytes, so a header whose count the rest of the
-    row cannot hold (a stray byte in binary data, mostly) is no candidate.
+    row cannot hold (a stray byte in binary data, mostly) is no candidate. No map
+    that can flood starts before the position returned, so the checks that follow
+    need only look at the row from there.
     """
     size = len(data)
+    first = -1
     for head, width in ((0xDE, 2), (0xDF, 4)):
         pos = data.find(head)
+        start = pos
         seen = 0
-        while pos >= 0:
+        while pos >= 0 and (first < 0 or pos < first):
             seen += 1
             if seen > _MAX_HEADER_PROBES:
-                return True
+                first = start if first < 0 else min(first, start)
+                break
             count = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
             if count >= entries and pos + 1 + width + 2 * count <= size:
-                return True
+                first = pos
+                break
             pos = data.find(head, pos + 1)
-    return False
+    return first
 
 
 def _plain_keys(data: bytes) -> bool:
