@@ -446,8 +446,8 @@ class Decoder:
             found = _import(modules[0], qualname)
         if args is None:
             return found
-        inner = tuple(self._argument(module, name, item) for item in args)
-        return found[inner if len(inner) > 1 else inner[0]]
+        inner: list[Any] = [self._argument(module, name, item) for item in args]
+        return found[tuple(inner) if len(inner) > 1 else inner[0]]
 
     def lenient_payload(self, blocked: _Blocked | RebuildError, env: list[Any]) -> Any:
         """Lenient mode: the raw payload in place of the value, with one warning per type."""

@@ -707,3 +707,13 @@ def test_big_recursion_limits_reuse_one_helper_thread_and_fail_typed_when_none_c
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:2] == ["threads 1", "HelperThreadError True"], done.stdout + done.stderr[-2000:]
+
+
+def test_one_incomplete_argument_in_a_small_legacy_row_is_charged_its_overhead_too():
+    # Found by fuzz/fuzz_cost.py: a 1.2 KB lc:1 row whose one ~1,000-character incomplete
+    # argument fit the quadratic charge alone but cost 30x the floor (json.loads is
+    # retried once per character, each call with its own overhead).
+    data = attack.chunk_lc1(1000)
+    assert len(data) < 1300
+    refused(data, "max_work_per_byte", tag="json")
+    assert SERDE.loads_typed(("json", attack.chunk_lc1(40))).tool_call_chunks[0]["args"].startswith('{"a"')

@@ -23,6 +23,7 @@ from typing import Any
 
 import ormsgpack
 
+from serde_kit import budget
 from serde_kit._prescan import check as check_row
 from serde_kit.errors import MalformedDataError, UnknownTagError
 from serde_kit.ext.numpy import MAX_DIMS
@@ -123,9 +124,12 @@ def render_msgpack(
     data = bytes(blob)
     if len(data) > limits.max_row_bytes:
         raise limits.refuse("max_row_bytes", "size of the stored value", len(data))
-    check_row(data, limits)
     try:
-        return _Renderer(max_depth, preview, bytes_preview).msgpack(data, 0)
+        with budget.metered(len(data), limits):  # one work meter per render, as per decode
+            check_row(data, limits)
+            return _Renderer(max_depth, preview, bytes_preview).msgpack(data, 0)
+    except MemoryError:
+        raise limits.refuse("max_containers", "rendering ran out of memory; values in the row", "too many") from None
     except RecursionError:
         raise MalformedDataError(
             f"data nests deeper than this interpreter's stack allows (max_depth={max_depth})"
@@ -148,8 +152,16 @@ def render_json(
     Raises:
         MalformedDataError: the bytes are not JSON or nest deeper than ``max_depth``.
     """
+    data = bytes(blob)
+    limits = DEFAULT_LIMITS
+    # As the serializer reads json rows: brackets bound the containers from above.
+    brackets = data.count(b"{") + data.count(b"[") if len(data) > limits.max_containers else 0
+    if brackets > limits.max_containers:
+        raise limits.refuse("max_containers", "objects and arrays (brackets) in the legacy json row", brackets)
     try:
-        raw = json.loads(bytes(blob))
+        raw = json.loads(data)
+    except MemoryError:
+        raise limits.refuse("max_containers", "parsing ran out of memory; values in the legacy json row", "too many") from None
     except (ValueError, RecursionError) as e:
         raise MalformedDataError(f"legacy json row does not parse: {e}") from None
     try:
