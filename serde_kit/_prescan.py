@@ -148,7 +148,10 @@ def _may_hold_array_keys(data: bytes, limits: Limits) -> bool:
     those costs their length; a long key starts with an array16/array32 header).
     Counted from the first map header that could be one, in one translate pass."""
     flood = limits.max_hash_collisions + 1
-    start = first_big_map(data, min(flood, FLOOD_KEYS))
+    # Without an array16/array32 header byte only FLOOD_KEYS short keys can flood (two
+    # memchr passes decide it for most rows).
+    long_keys = 0xDC in data or 0xDD in data
+    start = first_big_map(data, min(flood, FLOOD_KEYS) if long_keys else FLOOD_KEYS)
     if start < 0:
         return False
     rest = data[start:] if start else data

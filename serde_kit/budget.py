@@ -75,6 +75,20 @@ def charge(units: int, what: str) -> None:
     meter.charge(units, what)
 
 
+def open_meter(size: int, limits: Limits) -> bool:
+    """Open a meter for a call decoding ``size`` stored bytes, unless one is open on this
+    thread (a nested call: its row is part of the outer one's). True when it opened one,
+    which the caller then closes with :func:`close_meter` (``metered`` in one frame less)."""
+    if getattr(_state, "meter", None) is not None:
+        return False
+    _state.meter = Meter(size, limits)
+    return True
+
+
+def close_meter() -> None:
+    _state.meter = None
+
+
 @contextmanager
 def metered(size: int, limits: Limits) -> Iterator[Meter]:
     """Open a meter for a call decoding ``size`` stored bytes (nested calls share the

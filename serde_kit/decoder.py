@@ -157,11 +157,14 @@ class Decoder:
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        with budget.metered(size, limits):
-            try:
-                return self._loads_metered(data)
-            except MemoryError:
-                raise engine_error(MemoryError(), data) from None
+        opened = budget.open_meter(size, limits)
+        try:
+            return self._loads_metered(data)
+        except MemoryError:
+            raise engine_error(MemoryError(), data) from None
+        finally:
+            if opened:
+                budget.close_meter()
 
     def _loads_metered(self, data: bytes) -> Any:
         limits = self._limits
