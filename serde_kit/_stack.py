@@ -97,6 +97,21 @@ def _helper_for(stack_bytes: int) -> _Helper:
         return fresh
 
 
+#: Bytes that can open a nesting level: map and array headers, ext headers.
+_NOT_NESTING = bytes(b for b in range(256) if not (0x80 <= b <= 0x9F or 0xDC <= b <= 0xDF or 0xC7 <= b <= 0xC9 or 0xD4 <= b <= 0xD8))
+#: Recursion levels one nesting byte may cost at most (an ext level: its envelope, the
+#: hook's and the rebuilder's frames).
+_LEVELS_PER_NESTING_BYTE = 4
+
+
+def shallow(data: bytes) -> bool:
+    """Whether ``data`` cannot nest deeper than the caller's own stack holds whatever the
+    recursion limit: each level needs a header byte, so a row with few of them can be
+    decoded in place (one translate pass instead of a hand-over to the helper thread)."""
+    limit = SAFE_RECURSION_LIMIT // _LEVELS_PER_NESTING_BYTE
+    return len(data) < limit or len(data.translate(None, _NOT_NESTING)) < limit
+
+
 def on_big_stack(fn: Callable[..., T], *args: Any) -> T:
     """Run ``fn(*args)`` on the helper thread with a large stack and return its result."""
     helper = _helper

@@ -193,7 +193,7 @@ class Decoder:
             _prescan.check(data, limits)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
         untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
-        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT:
+        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):
             return _stack.on_big_stack(self._decode_adopting, budget.current(), data, untracked)
         return self._decode(data, untracked)
 
