@@ -17,7 +17,7 @@ from ..allowlist import generic_origin
 from ..allowlist import origin_name as origin_name  # re-exported: the decoder calls user.origin_name
 from ..errors import EncodeError
 from . import codes
-from .stdlib import EncodeFn, RebuildFn, expect
+from .codes import EncodeFn, RebuildFn, expect
 
 
 def importable_key(cls: type) -> tuple[str, str]:
