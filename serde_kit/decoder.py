@@ -40,17 +40,9 @@ from .errors import (
     UnknownTagError,
 )
 from .ext import codes, langchain, langgraph, numpy, pydantic, stdlib, user
-from .ext.stdlib import RebuildFn
+from .ext.codes import RebuildFn
 from .limits import DEFAULT_LIMITS, Limits
 
-_ENVELOPE_LENGTH = {
-    codes.CONSTRUCTOR_SINGLE_ARG: 3,
-    codes.CONSTRUCTOR_POS_ARGS: 3,
-    codes.CONSTRUCTOR_KW_ARGS: 3,
-    codes.METHOD_SINGLE_ARG: 4,
-    codes.PYDANTIC_V1: 3,
-    codes.PYDANTIC_V2: 4,
-}
 # ext type, then its fixed header size and how the payload length is stored.
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
@@ -273,7 +265,7 @@ class Decoder:
         construct = self._construct
         decode = below.decode
         decode_error = msgspec.DecodeError
-        method_code, last_envelope_code = codes.METHOD_SINGLE_ARG, codes.PYDANTIC_V2
+        method_code, last_envelope_code = codes.METHOD_SINGLE_ARG, codes.ENVELOPE_CODES[-1]
 
         def hook(code: int, data: memoryview) -> Any:
             if not 0 <= code <= last_envelope_code:
@@ -488,23 +480,9 @@ class Decoder:
         return langchain.guard(cls, self._limits)
 
     def _construct(self, code: int, env: Any) -> Any:
-        length = _ENVELOPE_LENGTH[code]
-        if code == codes.METHOD_SINGLE_ARG and type(env) is list and len(env) == 5:
-            length = 5  # [module, name, text, "from_args", args]: old exception rows, surrogates
-        elif code == codes.PYDANTIC_V2 and type(env) is list and len(env) == 3:
-            length = 3  # older stock rows: [module, name, fields] without the method
-        if (
-            type(env) is not list
-            or len(env) != length
-            or type(env[0]) is not str
-            or type(env[1]) is not str
-            or (length >= 4 and type(env[3]) is not str)
-            or (length == 5 and env[3] != stdlib.EXCEPTION_METHOD)
-        ):
-            raise MalformedDataError(
-                f"ext code {code} ({codes.NAMES[code]}) payload must be "
-                f"[module, name, {'arg, method' if length == 4 else 'arg'}]"
-            )
+        problem = codes.envelope_problem(code, env)
+        if problem is not None:
+            raise MalformedDataError(problem)
         module, name = env[0], env[1]
         method = env[3] if code == codes.METHOD_SINGLE_ARG else None
         try:

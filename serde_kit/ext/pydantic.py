@@ -26,7 +26,7 @@ from typing import Any, cast
 from ormsgpack import Ext
 
 from . import codes, langchain
-from .stdlib import EncodeFn, RebuildFn, expect
+from .codes import EncodeFn, RebuildFn, expect
 from .user import importable_key
 
 

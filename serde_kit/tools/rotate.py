@@ -46,6 +46,7 @@ from serde_kit.crypto.binding import RowIdentity
 from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import BlockedTypeError, ConfigError, CryptoError, DecodeError, SerdeError, StoreError
+from serde_kit.ext import codes
 
 from .common import (
     HEADER_READ,
@@ -280,8 +281,8 @@ class AllowlistCheck:
 
     def loads_typed(self, data: tuple[str, bytes]) -> None:
         for module, name, code in iter_types(render_typed(data)):
-            # numpy arrays (6) and delta snapshots (7) name no class: the decoder builds them itself.
-            if code in (6, 7) or self._allows(module, name):
+            # numpy arrays and delta snapshots name no class: the decoder builds them itself.
+            if code in codes.NAMELESS_CODES or self._allows(module, name):
                 continue
             raise BlockedTypeError(
                 f"row holds {module}.{name} (ext code {code}), which the application's allowlist does "
