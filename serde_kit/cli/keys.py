@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from serde_kit._text import shell_assignment
 from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
 from serde_kit.errors import ConfigError
 
@@ -278,7 +279,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
         return exitcodes.OK
     print(f"# new key id: {key_id}" + (" (primary; existing keys kept after it)" if extend else ""))
     print("# environment variable (keep it in your secret store, not in shell history):")
-    print(f"SERDE_KIT_KEYRING={keyring.to_env_value()}")
+    print(shell_assignment("SERDE_KIT_KEYRING", keyring.to_env_value()))
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
     print(keyfile_text(keyring), end="")
     return exitcodes.OK
@@ -288,7 +289,7 @@ def _keygen_wrapped(args: argparse.Namespace, kms: KeyWrapper, extend: Keyring |
     """``keygen --kms-key``: entries wrapped by the KMS key; no data key is ever shown or written in the clear."""
     from serde_kit.tools.keygen import keygen, keygen_wrapped
 
-    load = f"load it with SERDE_KIT_KMS_KEY={args.kms_key} (or load_keyring(kms=AwsKms(...)))"
+    load = f"load it with {shell_assignment('SERDE_KIT_KMS_KEY', args.kms_key)} (or load_keyring(kms=AwsKms(...)))"
     if path is not None:
         key_id, keyring = keygen(args.id, extend=extend)
         keyring.to_file(path, kms=kms)
@@ -300,7 +301,7 @@ def _keygen_wrapped(args: argparse.Namespace, kms: KeyWrapper, extend: Keyring |
           + (" (primary; existing keys kept after it, wrapped too)" if extend else ""))  # fmt: skip
     print(f"# no key is shown in the clear; {load}")
     print("# environment variable (keep it in your secret store):")
-    print(f"SERDE_KIT_KEYRING={','.join(entries)}")
+    print(shell_assignment("SERDE_KIT_KEYRING", ",".join(entries)))
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
     for entry in entries:
         print(entry)
