@@ -39,10 +39,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from serde_kit.errors import KeyringError, SerdeError, UnknownKeyError
+from serde_kit.errors import KeyringError, UnknownKeyError
 
 from .blob import check_key_id
-from .secret import SecretBytes, detached
+from .secret import SecretBytes, scrubbed
 
 if TYPE_CHECKING:
     from .kms import KeyWrapper
@@ -126,8 +126,8 @@ class Keyring:
         try:
             self._init(keys, primary, legacy_key)
             return
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del keys, legacy_key  # key material: not in the frame the error is raised from
         raise err
 
@@ -182,8 +182,8 @@ class Keyring:
         """
         try:
             return cls._from_env(var, environ, legacy_var, kms)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del environ
         raise err
 
@@ -220,8 +220,8 @@ class Keyring:
         """
         try:
             return cls._from_file(path, kms)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         raise err
 
     @classmethod
@@ -298,8 +298,8 @@ class Keyring:
         new: SecretBytes | None = None
         try:
             new = _check_key(key_id, key, "")
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         else:
             if key_id not in self._keys or self._keys[key_id] == new:
                 keys = {**self._keys, key_id: new}
@@ -334,8 +334,8 @@ class Keyring:
         """A copy holding ``legacy_key`` (LangGraph's ``LANGGRAPH_AES_KEY`` bytes), or none."""
         try:
             return Keyring(self._keys, primary=self._primary, legacy_key=legacy_key)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del legacy_key
         raise err
 
@@ -557,8 +557,8 @@ def load_keyring(
     """
     try:
         keyring = _load_keyring(environ, kms)
-    except SerdeError as e:
-        err = detached(e)
+    except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+        err = scrubbed(e)
     else:
         if remove_from_environ:
             env = os.environ if environ is None else environ
