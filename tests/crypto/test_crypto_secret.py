@@ -18,6 +18,7 @@ from serde_kit import Serializer
 from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
 from serde_kit.crypto.secret import SecretBytes
 from serde_kit.errors import (
+    ConfigError,
     DecryptionError,
     KeyringError,
     MalformedDataError,
@@ -319,6 +320,69 @@ def test_a_symlink_is_checked_where_it_points(tmp_path: Path) -> None:
     (good / "keys").symlink_to(real)
     with pytest.raises(KeyringError, match="writable by group/others"):
         Keyring.from_file(good / "keys")
+
+
+def test_a_symlink_in_a_directory_others_can_write_is_refused(tmp_path: Path) -> None:
+    """The path as given is checked, not only where it ends: whoever can write the
+    link's directory can re-point the link at an old keyring whose key leaked."""
+    real = _key_file(tmp_path / "good")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / "keys").symlink_to(real)
+    with pytest.raises(KeyringError, match=r"shared'.*writable by group/others \(mode 777\).*chmod go-w") as info:
+        Keyring.from_file(shared / "keys")
+    assert isinstance(info.value, ConfigError)
+    with pytest.raises(KeyringError, match="shared"):
+        load_keyring(environ={"SERDE_KIT_KEYRING_FILE": str(shared / "keys")})
+    assert Keyring.from_file(real).ids == ["k1", "k2"]  # the file itself is fine
+
+
+def test_a_link_further_along_a_chain_of_links_is_checked_too(tmp_path: Path) -> None:
+    real = _key_file(tmp_path / "good")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / "hop").symlink_to(real)
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "keys").symlink_to(shared / "hop")  # our link, in our directory, to a link in a 0777 one
+    with pytest.raises(KeyringError, match="shared"):
+        Keyring.from_file(mine / "keys")
+
+
+def test_a_directory_link_on_the_way_is_checked_where_it_points(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    real = _key_file(tmp_path / "shared" / "sub")
+    (tmp_path / "shared").chmod(0o777)
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "dir").symlink_to(tmp_path / "shared" / "sub")
+    with pytest.raises(KeyringError, match="shared"):
+        Keyring.from_file(mine / "dir" / real.name)
+
+
+def test_relative_paths_links_and_dot_dot_that_stay_safe_load(tmp_path: Path, monkeypatch) -> None:
+    real = _key_file(tmp_path / "good")
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "sub").mkdir(mode=0o700)
+    (mine / "keys").symlink_to("../good/keys")  # relative target
+    monkeypatch.chdir(mine / "sub")
+    for path in ("../keys", "../sub/../keys", str(real), "../../good/./keys"):
+        assert Keyring.from_file(path).ids == ["k1", "k2"], path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a symlink to another user")
+def test_a_symlink_owned_by_another_user_in_a_sticky_directory_is_refused(tmp_path: Path) -> None:
+    real = _key_file(tmp_path / "good")
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)  # like /tmp: anyone may create a link here, under their own name
+    (sticky / "keys").symlink_to(real)
+    os.lchown(sticky / "keys", 65534, 65534)
+    with pytest.raises(KeyringError, match=r"symlink .* is owned by uid 65534"):
+        Keyring.from_file(sticky / "keys")
 
 
 # -- environment -----------------------------------------------------------------------
