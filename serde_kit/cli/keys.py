@@ -47,13 +47,13 @@ def format_status(report: Any) -> str:
 
     keys = sorted({k for t in report.tables for k in t.by_key})
     columns = [f"key {k}" + (" (primary)" if k == report.primary_id else "") for k in keys]
-    columns += ["plaintext", "legacy +aes", "unknown", "stray", "empty"]
+    columns += ["bound", "unbound", "plaintext", "legacy +aes", "unknown", "stray", "empty"]
     if report.verified:
         columns.append("failed")
     rows = []
     for t in [*report.tables, report.total]:
         cells: list[Any] = [t.name, t.rows, *(t.by_key.get(k, 0) for k in keys)]
-        cells += [t.plaintext, t.legacy, t.unknown, t.stray, t.empty]
+        cells += [t.bound, t.unbound, t.plaintext, t.legacy, t.unknown, t.stray, t.empty]
         if report.verified:
             cells.append(t.failed)
         rows.append(cells)
@@ -67,6 +67,11 @@ def format_status(report: Any) -> str:
         missing = [k for k in keys if k not in report.keyring_ids]
         if missing:
             out.append(f"warning: rows use key id(s) not in the keyring: {', '.join(missing)}")
+    if report.total.unbound:
+        out.append(
+            f"note: {report.total.unbound} encrypted row(s) are not bound to their thread; before turning on "
+            "bind_rows(..., require_bound=True), bind them with `serde-kit rotate --bind --apply`"
+        )
     if not report.complete:
         out.append(
             f"warning: saw {report.total.rows} of the {report.expected} rows counted first "
@@ -182,7 +187,13 @@ def format_retire(report: Any) -> str:
 
 def status_json(report: Any) -> dict[str, Any]:
     """``status --json``: the report's fields, plus the total and the verdict."""
-    return {**plain(report), "total": plain(report.total), "complete": report.complete, "ok": report.ok}
+    return {
+        **plain(report),
+        "tables": [{**plain(t), "encrypted": t.encrypted} for t in report.tables],
+        "total": {**plain(report.total), "encrypted": report.total.encrypted},
+        "complete": report.complete,
+        "ok": report.ok,
+    }
 
 
 # ---------------------------------------------------------------------------
