@@ -26,8 +26,8 @@ from typing import Any
 import msgspec
 
 from . import _prescan, _stack
-from ._text import shown
 from . import budget
+from ._text import allow_entry, shell_assignment, shown
 from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS
 from .allowlist import Allowlist, TypeName, origin_name, parse_name
 from .errors import (
@@ -554,12 +554,23 @@ def _blocked_error(code: int, module: str, name: str, method: str | None = None)
             module=module,
             name=name,
         )
-    short = shown(origin_name(name).split(".")[0])
+    entry = allow_entry(module, name)
+    if entry is None:
+        # Not a dotted identifier: no application wrote it, and no line naming it is safe to paste.
+        return BlockedTypeError(
+            f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
+            "the stored name is not a valid Python name, so no application wrote this row and no "
+            "allowlist entry can allow it; check where the row came from",
+            module=module,
+            name=name,
+        )
+    entry_module, entry_name = entry.split(":", 1)
+    short = entry_name.split(".")[0]
     return BlockedTypeError(
         f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
         "it is not in the allowlist. If you trust this type, allow it with "
-        f"Serializer(allow=[{name_shown}]) after `from {module_shown} import {short}`, "
-        f"or Serializer(allow=[({module_shown!r}, {name_shown!r})]), or SERDE_KIT_ALLOW={module_shown}:{name_shown}",
+        f"Serializer(allow=[{entry_name}]) after `from {entry_module} import {short}`, "
+        f"or Serializer(allow=[({entry_module!r}, {entry_name!r})]), or {shell_assignment('SERDE_KIT_ALLOW', entry)}",
         module=module,
         name=name,
     )
