@@ -169,7 +169,7 @@ class PostgresDatabase(ServerDatabase):
             if self.readonly:
                 self.conn.execute("SET default_transaction_read_only = on")
         except psycopg.Error as e:
-            raise ConfigError(f"cannot connect to PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
+            raise StoreError(f"cannot connect to PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
 
     def _first_line(self, e: BaseException) -> str:
         text = str(e).strip()
