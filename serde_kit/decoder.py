@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from . import _prescan, _stack
+from . import _prescan, _stack, events
 from . import budget
 from ._text import allow_entry, shell_assignment, shown
 from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS
@@ -343,12 +343,16 @@ class Decoder:
         if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
             return _Blocked(_subscripted_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG and (module, name, method or "") not in stdlib.METHODS:
+            events.method_blocked(module, name, method)  # LangGraph's serde event, as the stock reader
             return _Blocked(_blocked_error(code, module, name, method))  # allowing would not help
         if not self._allowlist.allows(module, name):
+            events.blocked(module, name)
             return _Blocked(_blocked_error(code, module, name))
+        events.unregistered_allowed(self._allowlist, module, name)
         if code == codes.METHOD_SINGLE_ARG:
             found = self._methods.get((module, name, method or ""))
             if found is None:
+                events.method_blocked(module, name, method)
                 return _Blocked(_blocked_error(code, module, name, method))
         elif (code, module, name) in self._fixed:
             found = self._fixed[(code, module, name)]
