@@ -326,9 +326,11 @@ class Allowlist:
         if name[-1:] != "]":
             return False
         parsed = parse_name(name)
-        if parsed is None or parsed[1] is None:
+        if parsed is None:
             return False
         origin, args = parsed
+        if args is None:
+            return False
         key = (module, origin)
         if key not in self._entries or key in _DEFAULT_ENTRIES:
             return False  # standard types (and LangChain's models) are never generic

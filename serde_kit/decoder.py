@@ -348,7 +348,6 @@ class Decoder:
         if not self._allowlist.allows(module, name):
             events.blocked(module, name)
             return _Blocked(_blocked_error(code, module, name))
-        events.unregistered_allowed(self._allowlist, module, name)
         if code == codes.METHOD_SINGLE_ARG:
             found = self._methods.get((module, name, method or ""))
             if found is None:
@@ -386,6 +385,8 @@ class Decoder:
                 found = _checked_first(check, found)
         if len(self._cache) >= _MAX_CACHED:
             self._cache.clear()  # only allowed names get here, but generic ones multiply
+        # Reported once the verdict is cached: a decode that restarts with a meter asks again.
+        events.unregistered_allowed(self._allowlist, module, name)
         self._cache[key] = found
         return found
 
@@ -441,8 +442,8 @@ class Decoder:
             found = _import(modules[0], qualname)
         if args is None:
             return found
-        inner = tuple(self._argument(module, name, item) for item in args)
-        return found[inner if len(inner) > 1 else inner[0]]
+        inner: tuple[Any, ...] = tuple(self._argument(module, name, item) for item in args)
+        return found[inner[0]] if len(inner) == 1 else found[inner]
 
     def lenient_payload(self, blocked: _Blocked | RebuildError, env: list[Any]) -> Any:
         """Lenient mode: the raw payload in place of the value, with one warning per type."""
