@@ -399,10 +399,10 @@ def test_mysql_snippets_store_only_ciphertext_and_the_tools_read_it(
     assert re.search(r"^total +(\d+) +\1 +0 ", outputs[0], flags=re.M), outputs[0]
     assert re.search(r"^(\d+) row\(s\): \1 decrypt, 0 plaintext, 0 empty, 0 failed$", outputs[1], flags=re.M), outputs[1]
     assert APP_PASSWORD not in "".join(outputs)
-    # The password does come from MYSQL_PWD: without it the same command is refused.
+    # The password does come from MYSQL_PWD: without it the same command cannot connect (exit 3).
     env.pop("MYSQL_PWD")
     done = subprocess.run(["bash", "-c", commands[0]], cwd=app, capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 1 and "Access denied" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert done.returncode == 3 and "Access denied" in done.stdout + done.stderr, done.stdout + done.stderr
 
 
 @pytest.mark.mysql
