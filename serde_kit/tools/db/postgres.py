@@ -26,7 +26,7 @@ from typing import Any
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .address import masked, scrub, url_secrets
+from .address import masked, plain, scrub, url_passwords, url_secrets
 from .base import ServerDatabase
 from .batch import SqlBatch
 from .catalog import CatalogKey, known_key
@@ -82,11 +82,21 @@ def describe_dsn(dsn: str) -> str:
     if not info:
         shown = masked(dsn)
         return f"{shown} (a DSN libpq cannot parse)" if shown else "the given DSN (libpq cannot parse it)"
-    host = info.get("host") or os.environ.get("PGHOST") or "localhost"
-    port = info.get("port") or os.environ.get("PGPORT") or "5432"
-    db = info.get("dbname") or os.environ.get("PGDATABASE") or "(default)"
-    user = info.get("user") or os.environ.get("PGUSER") or "(default)"
-    return f"{host}:{port}/{db} as user {user}"
+    # Each part only when it is a plain name: a typo can shift a password into any of them.
+    passwords = url_passwords(dsn)
+    if info.get("password"):
+        passwords.append(str(info["password"]))
+
+    def part(value: object, allow: str) -> str:
+        text = plain(value, allow=allow)
+        return "..." if len(text) >= 3 and any(text in s for s in passwords) else text
+
+    host = part(info.get("host") or os.environ.get("PGHOST") or "localhost", "/,:")
+    port = str(info.get("port") or os.environ.get("PGPORT") or "5432")
+    port = port if port.replace(",", "").isdigit() and port.isascii() else "..."
+    db = part(info.get("dbname") or os.environ.get("PGDATABASE") or "(default)", "()")
+    user = part(info.get("user") or os.environ.get("PGUSER") or "(default)", "()@")
+    return scrub(f"{host}:{port}/{db} as user {user}", [*passwords, *url_secrets(dsn)])
 
 
 def _send_generator() -> Any:
