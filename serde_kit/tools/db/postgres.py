@@ -223,9 +223,33 @@ class PostgresDatabase(ServerDatabase):
             # Every table is schema-qualified from here on; functions and operators come from pg_catalog only.
             self.conn.execute(f"SET search_path = {_PINNED_PATH}")
             self.conn.execute("SET row_security = off")
+            if not self.readonly:
+                self._write_as_owner()
         except psycopg.Error as e:
             self.conn.close()
             raise ConfigError(f"cannot set up a session on PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
+
+    def _write_as_owner(self) -> None:
+        """Write as the role that owns the saver's tables, when this session may become it.
+
+        An UPDATE runs what the table's owner attached to it -- triggers, index
+        expressions, CHECK constraints -- with the privileges of whoever updates.
+        Run by a superuser on tables an application role owns, that is the
+        application's code running as the superuser; as the owner it has the
+        owner's privileges only.  The owner's name is a bound parameter, never SQL.
+        """
+        found = self._found or {}
+        owners = {found[n][2] for n in self.layout.serde_tables if n in found}
+        if len(owners) != 1:
+            return
+        owner = owners.pop()
+        may = self.conn.execute(
+            "SELECT current_user <> %s AND pg_catalog.pg_has_role(current_user, "
+            "(SELECT oid FROM pg_catalog.pg_roles WHERE rolname = %s), 'MEMBER')",
+            (owner, owner),
+        ).fetchone()
+        if may is not None and may[0]:
+            self.conn.execute("SELECT pg_catalog.set_config('role', %s, false)", (owner,))
 
     def _find_tables(self) -> dict[str, tuple[int, str, str]]:
         """Each saver table the DSN's search path finds: oid, schema and owner (plain tables only)."""
