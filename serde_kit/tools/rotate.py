@@ -34,17 +34,20 @@ sealed without being unpickled: unpickling runs code named by the data).
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from serde_kit._text import allow_entry, shown
 from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import EncryptedSerializer, Keyring
 from serde_kit.crypto.binding import RowIdentity
 from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import BlockedTypeError, ConfigError, CryptoError, DecodeError, SerdeError, StoreError
+from serde_kit.ext import codes
 
 from .common import (
     HEADER_READ,
@@ -246,13 +249,19 @@ class AllowlistCheck:
 
     def loads_typed(self, data: tuple[str, bytes]) -> None:
         for module, name, code in iter_types(render_typed(data)):
-            # numpy arrays (6) and delta snapshots (7) name no class: the decoder builds them itself.
-            if code in (6, 7) or self._allows(module, name):
+            # numpy arrays and delta snapshots name no class: the decoder builds them itself.
+            if code in codes.NAMELESS_CODES or self._allows(module, name):
                 continue
+            entry = allow_entry(module, name)
+            fix = (
+                "its name is not a valid Python name, so no application wrote it: the row was planted, delete it"
+                if entry is None
+                else f"if the application allows it, add it with --allow {shlex.quote(entry)} "
+                "(or SERDE_KIT_ALLOW), else the row was planted: delete it"
+            )
             raise BlockedTypeError(
-                f"row holds {module}.{name} (ext code {code}), which the application's allowlist does "
-                f"not allow; if the application allows it, add it with --allow {module}:{name} "
-                f"(or SERDE_KIT_ALLOW), else the row was planted: delete it",
+                f"row holds {shown(module)}.{shown(name)} (ext code {code}), which the application's "
+                f"allowlist does not allow; {fix}",
                 module=module,
                 name=name,
             )

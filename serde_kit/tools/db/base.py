@@ -371,7 +371,7 @@ class ServerDatabase(Database):
             pass  # already gone: that is why we reconnect
         try:
             self._connect()
-        except ConfigError as e:
+        except StoreError as e:
             raise StoreError(str(e), transient=True) from None
 
     def describe(self) -> str:

@@ -208,7 +208,7 @@ class MysqlDatabase(ServerDatabase):
             if self.readonly:
                 self.conn.cursor().execute("SET SESSION TRANSACTION READ ONLY")
         except pymysql.MySQLError as e:
-            raise ConfigError(f"cannot connect to MySQL at {self._where_text}: {self._first_line(e)}") from None
+            raise StoreError(f"cannot connect to MySQL at {self._where_text}: {self._first_line(e)}") from None
 
     def _first_line(self, e: BaseException) -> str:
         args: tuple[Any, ...] = e.args

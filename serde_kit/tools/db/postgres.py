@@ -214,7 +214,7 @@ class PostgresDatabase(ServerDatabase):
         except psycopg.Error as e:
             # libpq quotes the piece of a DSN it cannot parse: that piece may be the password.
             first = self._first_line(e, drop_quoted=True)
-            raise ConfigError(f"cannot connect to PostgreSQL at {self._where_text}: {first}") from None
+            raise StoreError(f"cannot connect to PostgreSQL at {self._where_text}: {first}") from None
         try:
             if self.readonly:
                 self.conn.execute("SET default_transaction_read_only = on")
@@ -227,7 +227,7 @@ class PostgresDatabase(ServerDatabase):
                 self._write_as_owner()
         except psycopg.Error as e:
             self.conn.close()
-            raise ConfigError(f"cannot set up a session on PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
+            raise StoreError(f"cannot set up a session on PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
 
     def _write_as_owner(self) -> None:
         """Write as the role that owns the saver's tables, when this session may become it.

@@ -163,7 +163,7 @@ class SqliteDatabase(Database):
                 # Opening a WAL database reads its -shm (and, to write, its -wal): the first
                 # statement fails when SQLite cannot create them, whatever the command.
                 raise self._translate(e) from None
-            raise ConfigError(f"cannot read {str(self.path)!r} as a SQLite database: {e}") from None
+            raise StoreError(f"cannot read {str(self.path)!r} as a SQLite database: {e}") from None
         except BaseException:
             self.conn.close()
             raise
