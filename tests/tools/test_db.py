@@ -54,10 +54,10 @@ def test_not_a_langgraph_database_names_the_missing_tables(tmp_path):
         open_database(sqlite=str(path))
 
 
-def test_garbage_file_is_a_config_error(tmp_path):
+def test_garbage_file_is_a_store_error(tmp_path):
     path = tmp_path / "garbage.db"
     path.write_bytes(b"this is not sqlite at all" * 100)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(StoreError, match="cannot read"):
         open_database(sqlite=str(path))
 
 
@@ -73,7 +73,7 @@ def test_unreachable_postgres_names_host_and_port_not_password():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     dsn = f"postgresql://alice:s3cretpw@127.0.0.1:{port}/appdb"
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(StoreError) as info:
         open_database(postgres=dsn)
     message = str(info.value)
     assert f"127.0.0.1:{port}/appdb" in message

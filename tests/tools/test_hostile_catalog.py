@@ -72,8 +72,11 @@ def run_all(capsys: pytest.CaptureFixture[str], url: str, *, refused: bool) -> N
         out, err = capsys.readouterr()
         if refused:
             assert code != 0, (argv, out)
-            assert REFUSAL in err, (argv, err)
-            assert err.count("\n") == 1 and err.startswith("error: StoreError: "), (argv, err)
+            if "--json" in argv:  # the error is the JSON document on stdout
+                assert REFUSAL in out and '"StoreError"' in out, (argv, out)
+            else:
+                assert REFUSAL in err, (argv, err)
+                assert err.count("\n") == 1 and err.startswith("error: StoreError: "), (argv, err)
         else:
             # 0, or 1 where the data calls for it (audit: plaintext rows; retire: k1 still in use)
             assert code in (0, 1), (argv, code, err)

@@ -200,6 +200,21 @@ class PostgresDatabase(ServerDatabase):
         self.readonly = readonly
         self._where_text = describe_dsn(dsn)
         self._secrets = [dsn, *url_secrets(dsn)]
+        try:
+            from psycopg.conninfo import conninfo_to_dict
+
+            conninfo_to_dict(dsn)
+        except psycopg.Error as e:
+            # libpq quotes the piece of the DSN it cannot parse: that piece may be the password.
+            shown, reason = masked(dsn), self._first_line(e, drop_quoted=True)
+            hint = (
+                "percent-encode the password's special characters, or put it in PGPASSWORD / ~/.pgpass"
+                if "percent" in reason
+                else "write it as postgresql://user@host:port/dbname or as key=value pairs"
+            )
+            raise ConfigError(
+                f"the PostgreSQL DSN {shown + ' ' if shown else ''}cannot be parsed ({reason}); {hint}"
+            ) from None
         password = _conninfo(dsn).get("password")
         if password:
             self._secrets.append(str(password))
