@@ -123,9 +123,15 @@ def emit(data: Any, text: Callable[[], str], *, as_json: bool, file: Any = None)
 
 
 def progress_for(quiet: bool) -> Any:
-    """A tqdm factory on stderr, or None when quiet or stderr is not a terminal."""
+    """A tqdm factory on stderr, or None when quiet, stderr is not a terminal or tqdm is missing.
+
+    tqdm comes with the ``[cli]`` extra; without it the commands run the same, without a bar.
+    """
     if quiet or not sys.stderr.isatty():
         return None
-    from tqdm import tqdm
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
 
     return partial(tqdm, file=sys.stderr, unit="row", mininterval=0.5, leave=False)

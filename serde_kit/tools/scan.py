@@ -18,6 +18,7 @@ from serde_kit._text import allow_entry, shell_assignment
 from serde_kit.allowlist import ENV_VAR, Allowlist
 from serde_kit.crypto.rows import RowKind
 from serde_kit.tools.inspect import RowDecoder
+from serde_kit.ext import codes
 from serde_kit.tools.render import render_typed
 from serde_kit.tools.db import Database
 from serde_kit.errors import SerdeError
@@ -142,9 +143,9 @@ def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
                     module, _, name = str(dotted).rpartition(".")
                     yield module, name, "pickle"
             elif isinstance(t, str) and code is not None:
-                if code == 6:
-                    yield "numpy", "ndarray", 6
-                elif code != 7:
+                if code == codes.NUMPY_ARRAY:
+                    yield "numpy", "ndarray", code
+                elif code != codes.DELTA_SNAPSHOT:
                     module, _, name = t.rpartition(".")
                     yield module, name, code
             stack.extend(v.values())
@@ -197,7 +198,7 @@ def scan_store(
             report.rows_read += 1
             seen_here: set[tuple[str, str]] = set()
             for module, name, code in iter_types(rendered):
-                if code == 6:
+                if code == codes.NUMPY_ARRAY:
                     report.numpy_arrays += 1
                     continue
                 use = report.types.get((module, name))

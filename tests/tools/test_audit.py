@@ -134,5 +134,5 @@ def test_audit_passes_after_rotate_encrypts_the_plaintext(dbs: Databases, capsys
 
 
 def test_audit_errors(tmp_path, capsys):
-    assert main(["audit", "--sqlite", str(tmp_path / "none.db")]) == 1
+    assert main(["audit", "--sqlite", str(tmp_path / "none.db")]) == 2
     assert "does not exist" in capsys.readouterr().err
