@@ -1,4 +1,4 @@
-"""One count of stored rows by kind, shared by ``status``, ``audit`` and ``retire``.
+"""One count of stored rows by kind, shared by ``status``, ``audit``, ``verify`` and ``retire``.
 
 Header-only: every row is classified by :func:`~serde_kit.crypto.rows.classify_row`
 (no key, nothing decrypted).  Encrypted rows are counted per key id and as

@@ -23,6 +23,7 @@ from serde_kit.tools.audit import audit_store
 from serde_kit.tools.db import open_database
 from serde_kit.tools.status import status
 from serde_kit.tools.tally import RowTally
+from serde_kit.tools.verify import verify
 
 MIGRATE = ["--encrypt-plaintext", "--upgrade-legacy", "--bind", "--apply"]
 
@@ -111,6 +112,10 @@ def test_status_and_audit_share_one_tally(graph_sqlite_db: str) -> None:
     assert all(isinstance(t, RowTally) for t in audit.tables.values())
     fields: Any = lambda t: {k: v for k, v in vars(t).items() if k != "failed"}  # noqa: E731
     assert [fields(t) for t in report.tables] == [fields(audit.tables[t.name]) for t in report.tables]
+    with open_database(sqlite=graph_sqlite_db) as store:
+        checked = verify(store, keyring=K_ROTATE)
+    assert isinstance(checked.counts, RowTally)
+    assert fields(checked.counts) == fields(report.total)  # verify reads whole blobs, status headers: same kinds
 
 
 def test_a_bound_header_longer_than_the_bytes_read_counts_as_bound(tmp_path) -> None:
