@@ -137,7 +137,8 @@ def _unsealed(tup: CheckpointTuple, scope: BindingScope, require_manifest: bool)
                     raise _forged(f"channel {channel!r} holds another value")
             elif not any(obj is value for obj in decoded):
                 raise _forged(f"channel {channel!r} holds a value that is not sealed")
-    return tup._replace(checkpoint={**checkpoint, "channel_values": values, "channel_versions": versions})
+    unsealed: Any = {**checkpoint, "channel_values": values, "channel_versions": versions}
+    return tup._replace(checkpoint=unsealed)
 
 
 def _same_checkpoint(tup: CheckpointTuple) -> CheckpointTuple:
