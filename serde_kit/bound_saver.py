@@ -117,7 +117,7 @@ def _unsealed(tup: CheckpointTuple, scope: BindingScope, require_manifest: bool)
     if decoded is not None:  # seal_inline: verify, else only strip
         if manifest is None:
             raise _forged("the manifest's blob is missing")
-        if not any(obj is manifest for obj in decoded):
+        if decoded.get(id(manifest)) is not manifest:
             raise _forged("the manifest is not a sealed value")
         if not isinstance(manifest, dict) or manifest.get("mark") != _MANIFEST_MARK:
             raise _forged("the manifest is not one serde_kit wrote")
@@ -135,7 +135,7 @@ def _unsealed(tup: CheckpointTuple, scope: BindingScope, require_manifest: bool)
             if channel in primitives:
                 if not _same_primitive(value, primitives[channel]):
                     raise _forged(f"channel {channel!r} holds another value")
-            elif not any(obj is value for obj in decoded):
+            elif decoded.get(id(value)) is not value:
                 raise _forged(f"channel {channel!r} holds a value that is not sealed")
     unsealed: Any = {**checkpoint, "channel_values": values, "channel_versions": versions}
     return tup._replace(checkpoint=unsealed)
@@ -181,6 +181,10 @@ class _Listing:
         ok = self._only_own(tup)
         if ok:
             tup = _unsealed(tup, self.scope, self.require_manifest)
+        if self.scope.decoded is not None:
+            # The saver decodes each tuple's blobs just before yielding it: what this
+            # tuple's check needed is done, and a long listing keeps no history of it.
+            self.scope.decoded.clear()
         if self.held or not ok:
             self.held.append((tup, ok))
             return None

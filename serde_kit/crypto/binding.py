@@ -39,7 +39,7 @@ class BindingScope:
     value of that part, and its authenticated identity is appended to ``seen`` so
     the caller can check it against the row it was returned for.
     ``require_bound`` refuses unbound (older) rows.  ``record=True`` makes the
-    serializer append every value it decodes in the scope to ``decoded``, so the
+    serializer record every value it decodes in the scope in ``decoded``, so the
     caller can tell a value that came out of an authenticated blob from one the
     saver read from plaintext storage (an equal value is not enough: only the
     same object is).
@@ -60,7 +60,8 @@ class BindingScope:
         self.require_bound = require_bound
         partial = thread_id is None or checkpoint_ns is None
         self.seen: list[RowIdentity] | None = [] if partial else None
-        self.decoded: list[object] | None = [] if record else None
+        #: id -> value of what the serializer decoded (the value kept, so its id stays its own)
+        self.decoded: dict[int, object] | None = {} if record else None
 
     @property
     def identity(self) -> RowIdentity | None:

@@ -328,7 +328,7 @@ class EncryptedSerializer:
         scope = _current_scope()
         value = self._inner.loads_typed(self._decrypt(data, scope, outside_ok=False))
         if scope is not None and scope.decoded is not None:
-            scope.decoded.append(value)  # BoundSaver tells sealed values from JSONB ones by identity
+            scope.decoded[id(value)] = value  # BoundSaver tells sealed values from JSONB ones by identity
         return value
 
     # -- row level (used by the rotate/status tools) ----------------------------------
