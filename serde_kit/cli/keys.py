@@ -217,7 +217,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     keyring = load_keyring()
     with open_from_args(args) as db:
         report = verify(db, keyring=keyring, batch_size=args.batch_size, progress=progress_for(args.quiet))
-    emit({**plain(report), "ok": report.ok}, lambda: format_verify(report), as_json=args.json)
+    data = {**plain(report), "rows": report.rows, "plaintext": report.plaintext, "empty": report.empty, "ok": report.ok}
+    emit(data, lambda: format_verify(report), as_json=args.json)
     return exitcodes.OK if report.ok else exitcodes.FAILED
 
 

@@ -325,7 +325,11 @@ class EncryptedSerializer:
                 except self._auth_error:
                     raise DecryptionError(aesgcm.auth_failed(blob_key_id(header))) from None
                 return self._inner.loads_typed((inner_tag, plaintext))
-        return self._inner.loads_typed(self._decrypt(data, _current_scope(), outside_ok=False))
+        scope = _current_scope()
+        value = self._inner.loads_typed(self._decrypt(data, scope, outside_ok=False))
+        if scope is not None and scope.decoded is not None:
+            scope.decoded[id(value)] = value  # BoundSaver tells sealed values from JSONB ones by identity
+        return value
 
     # -- row level (used by the rotate/status tools) ----------------------------------
 
