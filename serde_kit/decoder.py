@@ -25,9 +25,9 @@ from typing import Any
 
 import msgspec
 
-from . import _prescan, _stack
-from ._text import shown
+from . import _prescan, _stack, events
 from . import budget
+from ._text import allow_entry, shell_assignment, shown
 from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS
 from .allowlist import Allowlist, TypeName, origin_name, parse_name
 from .errors import (
@@ -40,17 +40,9 @@ from .errors import (
     UnknownTagError,
 )
 from .ext import codes, langchain, langgraph, numpy, pydantic, stdlib, user
-from .ext.stdlib import RebuildFn
+from .ext.codes import RebuildFn
 from .limits import DEFAULT_LIMITS, Limits
 
-_ENVELOPE_LENGTH = {
-    codes.CONSTRUCTOR_SINGLE_ARG: 3,
-    codes.CONSTRUCTOR_POS_ARGS: 3,
-    codes.CONSTRUCTOR_KW_ARGS: 3,
-    codes.METHOD_SINGLE_ARG: 4,
-    codes.PYDANTIC_V1: 3,
-    codes.PYDANTIC_V2: 4,
-}
 # ext type, then its fixed header size and how the payload length is stored.
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
@@ -277,7 +269,7 @@ class Decoder:
         construct = self._construct
         decode = below.decode
         decode_error = msgspec.DecodeError
-        method_code, last_envelope_code = codes.METHOD_SINGLE_ARG, codes.PYDANTIC_V2
+        method_code, last_envelope_code = codes.METHOD_SINGLE_ARG, codes.ENVELOPE_CODES[-1]
 
         def hook(code: int, data: memoryview) -> Any:
             if not 0 <= code <= last_envelope_code:
@@ -355,12 +347,15 @@ class Decoder:
         if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
             return _Blocked(_subscripted_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG and (module, name, method or "") not in stdlib.METHODS:
+            events.method_blocked(module, name, method)  # LangGraph's serde event, as the stock reader
             return _Blocked(_blocked_error(code, module, name, method))  # allowing would not help
         if not self._allowlist.allows(module, name):
+            events.blocked(module, name)
             return _Blocked(_blocked_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG:
             found = self._methods.get((module, name, method or ""))
             if found is None:
+                events.method_blocked(module, name, method)
                 return _Blocked(_blocked_error(code, module, name, method))
         elif (code, module, name) in self._fixed:
             found = self._fixed[(code, module, name)]
@@ -394,6 +389,8 @@ class Decoder:
                 found = _checked_first(check, found)
         if len(self._cache) >= _MAX_CACHED:
             self._cache.clear()  # only allowed names get here, but generic ones multiply
+        # Reported once the verdict is cached: a decode that restarts with a meter asks again.
+        events.unregistered_allowed(self._allowlist, module, name)
         self._cache[key] = found
         return found
 
@@ -449,8 +446,8 @@ class Decoder:
             found = _import(modules[0], qualname)
         if args is None:
             return found
-        inner: list[Any] = [self._argument(module, name, item) for item in args]
-        return found[tuple(inner) if len(inner) > 1 else inner[0]]
+        inner: tuple[Any, ...] = tuple(self._argument(module, name, item) for item in args)
+        return found[inner[0]] if len(inner) == 1 else found[inner]
 
     def lenient_payload(self, blocked: _Blocked | RebuildError, env: list[Any]) -> Any:
         """Lenient mode: the raw payload in place of the value, with one warning per type."""
@@ -492,23 +489,9 @@ class Decoder:
         return langchain.guard(cls, self._limits)
 
     def _construct(self, code: int, env: Any) -> Any:
-        length = _ENVELOPE_LENGTH[code]
-        if code == codes.METHOD_SINGLE_ARG and type(env) is list and len(env) == 5:
-            length = 5  # [module, name, text, "from_args", args]: old exception rows, surrogates
-        elif code == codes.PYDANTIC_V2 and type(env) is list and len(env) == 3:
-            length = 3  # older stock rows: [module, name, fields] without the method
-        if (
-            type(env) is not list
-            or len(env) != length
-            or type(env[0]) is not str
-            or type(env[1]) is not str
-            or (length >= 4 and type(env[3]) is not str)
-            or (length == 5 and env[3] != stdlib.EXCEPTION_METHOD)
-        ):
-            raise MalformedDataError(
-                f"ext code {code} ({codes.NAMES[code]}) payload must be "
-                f"[module, name, {'arg, method' if length == 4 else 'arg'}]"
-            )
+        problem = codes.envelope_problem(code, env)
+        if problem is not None:
+            raise MalformedDataError(problem)
         module, name = env[0], env[1]
         method = env[3] if code == codes.METHOD_SINGLE_ARG else None
         try:
@@ -590,12 +573,23 @@ def _blocked_error(code: int, module: str, name: str, method: str | None = None)
             module=module,
             name=name,
         )
-    short = shown(origin_name(name).split(".")[0])
+    entry = allow_entry(module, name)
+    if entry is None:
+        # Not a dotted identifier: no application wrote it, and no line naming it is safe to paste.
+        return BlockedTypeError(
+            f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
+            "the stored name is not a valid Python name, so no application wrote this row and no "
+            "allowlist entry can allow it; check where the row came from",
+            module=module,
+            name=name,
+        )
+    entry_module, entry_name = entry.split(":", 1)
+    short = entry_name.split(".")[0]
     return BlockedTypeError(
         f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
         "it is not in the allowlist. If you trust this type, allow it with "
-        f"Serializer(allow=[{name_shown}]) after `from {module_shown} import {short}`, "
-        f"or Serializer(allow=[({module_shown!r}, {name_shown!r})]), or SERDE_KIT_ALLOW={module_shown}:{name_shown}",
+        f"Serializer(allow=[{entry_name}]) after `from {entry_module} import {short}`, "
+        f"or Serializer(allow=[({entry_module!r}, {entry_name!r})]), or {shell_assignment('SERDE_KIT_ALLOW', entry)}",
         module=module,
         name=name,
     )

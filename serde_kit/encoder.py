@@ -16,7 +16,7 @@ from . import _stack
 from .allowlist import Allowlist
 from .errors import EncodeError, SerdeError
 from .ext import codes, langgraph, numpy, pydantic, stdlib, user
-from .ext.stdlib import EncodeFn
+from .ext.codes import EncodeFn
 
 #: How deep ext values may nest (a model holding a tuple holding a model ...).
 #: The reader enforces the same bound, so nothing written is unreadable.

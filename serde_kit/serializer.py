@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import ormsgpack
 
-from . import _pickle
+from . import _langgraph_log, _pickle
 from .allowlist import Allowlist, AllowEntry
 from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
@@ -73,6 +73,7 @@ class Serializer:
         self._small_row = self._decoder.small_row
         self._tiny_row = self._decoder.tiny_row
         self._decode_small = self._decoder.engine.decode
+        _langgraph_log.install()  # LangGraph's strict-msgpack warning: once, explained
 
     def with_allow(self, *entries: AllowEntry) -> Serializer:
         """A copy of this serializer that also allows ``entries``."""

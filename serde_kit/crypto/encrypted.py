@@ -48,6 +48,7 @@ from .blob import (
     VERSION,
     BOUND_VERSION,
     build_bound_header,
+    blob_key_id,
     build_header,
     make_aad,
     parse_blob,
@@ -322,9 +323,13 @@ class EncryptedSerializer:
                     else:
                         plaintext = decrypt(blob[nonce_at:start], memoryview(blob)[start:], aad)
                 except self._auth_error:
-                    raise DecryptionError("authentication failed") from None
+                    raise DecryptionError(aesgcm.auth_failed(blob_key_id(header))) from None
                 return self._inner.loads_typed((inner_tag, plaintext))
-        return self._inner.loads_typed(self._decrypt(data, _current_scope(), outside_ok=False))
+        scope = _current_scope()
+        value = self._inner.loads_typed(self._decrypt(data, scope, outside_ok=False))
+        if scope is not None and scope.decoded is not None:
+            scope.decoded[id(value)] = value  # BoundSaver tells sealed values from JSONB ones by identity
+        return value
 
     # -- row level (used by the rotate/status tools) ----------------------------------
 

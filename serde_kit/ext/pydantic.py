@@ -29,7 +29,7 @@ from ormsgpack import Ext
 from .._text import shown
 from ..errors import RebuildError, SerdeWarning
 from . import codes, langchain
-from .stdlib import EncodeFn, RebuildFn, expect
+from .codes import EncodeFn, RebuildFn, expect
 from .user import importable_key
 
 

@@ -31,9 +31,7 @@ from .. import budget
 from ..errors import EncodeError
 from ..limits import Limits
 from . import codes
-
-EncodeFn = Callable[[Any, Any], Ext]
-RebuildFn = Callable[[list[Any]], Any]
+from .codes import EncodeFn, RebuildFn, expect
 
 ENCODERS: dict[type, EncodeFn] = {}
 REBUILDERS: dict[tuple[int, str, str], RebuildFn] = {}
@@ -138,12 +136,6 @@ ENCODERS.update(
         uuid.UUID: _uuid,
     }
 )
-
-
-def expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
-    if not isinstance(value, kind):
-        raise TypeError(f"{what} must be {getattr(kind, '__name__', kind)}, not {type(value).__name__}")
-    return value
 
 
 def _rebuild_int(env: list[Any]) -> int:
@@ -538,7 +530,7 @@ def _exception_from_repr(env: list[Any]) -> str:
 
 
 #: ext 3 "method" of earlier serde_kit exception rows ``[module, name, repr, method, args]``.
-EXCEPTION_METHOD = "from_args"
+EXCEPTION_METHOD = codes.LEGACY_EXCEPTION_METHOD
 
 for _name in BUILTIN_EXCEPTIONS:
     METHODS[("builtins", _name, EXCEPTION_METHOD)] = _exception_from_repr

@@ -15,7 +15,7 @@ from ormsgpack import Ext
 
 from ..errors import EncodeError
 from . import codes
-from .stdlib import EncodeFn, RebuildFn, expect
+from .codes import EncodeFn, RebuildFn, expect
 
 
 def importable_key(cls: type) -> tuple[str, str]:

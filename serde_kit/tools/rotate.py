@@ -34,18 +34,20 @@ sealed without being unpickled: unpickling runs code named by the data).
 
 from __future__ import annotations
 
-import hashlib
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from serde_kit._text import allow_entry, shown
 from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import EncryptedSerializer, Keyring
 from serde_kit.crypto.binding import RowIdentity
 from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import BlockedTypeError, ConfigError, CryptoError, DecodeError, SerdeError, StoreError
+from serde_kit.ext import codes
 
 from .common import (
     HEADER_READ,
@@ -179,8 +181,6 @@ def _pending(row: Row, header: bytes | None) -> bool:
 
 
 _BOUND_BYTE = bytes((BOUND_VERSION,))
-#: ``checkpoint_ns_hash`` of the root namespace (MySQL savers key rows by MD5(checkpoint_ns)).
-_ROOT_NS_HASH = hashlib.md5(b"").digest()
 _PICKLE_TAG = "pickle"
 _PICKLE_REFUSED = (
     "PickleRowRefused: a 'pickle' row; unpickling runs code named by the data, and sealing it would "
@@ -221,47 +221,16 @@ class _Checker:
 class _Identities:
     """Each row's identity from its own key columns: exactly what ``bind_rows`` binds.
 
-    ``thread_id`` and ``checkpoint_ns`` (SQLite and PostgreSQL savers); MySQL
-    savers key rows by ``checkpoint_ns_hash`` = MD5(checkpoint_ns), so the
-    namespace is read once per hash (and checked against it).  None for tables
-    that have no thread (LangGraph's ``cache``): such rows stay unbound.
+    The database's dialect reads it (:meth:`Database.row_identity`); None for
+    tables that have no thread (LangGraph's ``cache``): such rows stay unbound.
     """
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._columns = {t.name: t.pk_columns for t in db.tables}
-        self._ns_by_hash: dict[bytes, str | None] = {_ROOT_NS_HASH: ""}
 
     def of(self, row: Row) -> RowIdentity | None:
-        columns = self._columns.get(row.table, ())
-        if "thread_id" not in columns:
-            return None
-        thread_id = row.pk[columns.index("thread_id")]
-        if "checkpoint_ns" in columns:
-            ns = row.pk[columns.index("checkpoint_ns")]
-        elif "checkpoint_ns_hash" in columns:
-            ns = self._namespace(row.table, row.pk[columns.index("checkpoint_ns_hash")])
-        else:
-            return None
-        if thread_id is None or not isinstance(ns, str):
-            return None
-        return RowIdentity(str(thread_id), ns)
-
-    def _namespace(self, table: str, digest: Any) -> str | None:
-        if not isinstance(digest, (bytes, bytearray, memoryview)):
-            return None
-        digest = bytes(digest)
-        if digest not in self._ns_by_hash:
-            db = self._db
-            found = db.query(
-                f"SELECT checkpoint_ns FROM {db.quote(table)} WHERE checkpoint_ns_hash = {db.mark} LIMIT 1",
-                [digest],
-            )
-            ns = found[0][0] if found else None
-            # Trust the column only where it is the namespace's hash (it is a plain column in older layouts).
-            ok = isinstance(ns, str) and hashlib.md5(ns.encode()).digest() == digest
-            self._ns_by_hash[digest] = ns if ok else None
-        return self._ns_by_hash[digest]
+        found = self._db.row_identity(row)
+        return None if found is None else RowIdentity(*found)
 
 
 class AllowlistCheck:
@@ -280,13 +249,19 @@ class AllowlistCheck:
 
     def loads_typed(self, data: tuple[str, bytes]) -> None:
         for module, name, code in iter_types(render_typed(data)):
-            # numpy arrays (6) and delta snapshots (7) name no class: the decoder builds them itself.
-            if code in (6, 7) or self._allows(module, name):
+            # numpy arrays and delta snapshots name no class: the decoder builds them itself.
+            if code in codes.NAMELESS_CODES or self._allows(module, name):
                 continue
+            entry = allow_entry(module, name)
+            fix = (
+                "its name is not a valid Python name, so no application wrote it: the row was planted, delete it"
+                if entry is None
+                else f"if the application allows it, add it with --allow {shlex.quote(entry)} "
+                "(or SERDE_KIT_ALLOW), else the row was planted: delete it"
+            )
             raise BlockedTypeError(
-                f"row holds {module}.{name} (ext code {code}), which the application's allowlist does "
-                f"not allow; if the application allows it, add it with --allow {module}:{name} "
-                f"(or SERDE_KIT_ALLOW), else the row was planted: delete it",
+                f"row holds {shown(module)}.{shown(name)} (ext code {code}), which the application's "
+                f"allowlist does not allow; {fix}",
                 module=module,
                 name=name,
             )
