@@ -345,6 +345,7 @@ class Decoder:
         if found is not None:
             return found
         if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
+            events.blocked(module, name)
             return _Blocked(_subscripted_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG and (module, name, method or "") not in stdlib.METHODS:
             events.method_blocked(module, name, method)  # LangGraph's serde event, as the stock reader
