@@ -215,15 +215,15 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
     from . import signals
 
     keyring = load_keyring()
-    inner = None
+    check = None
     if args.allow or args.allow_file:
         from serde_kit import Allowlist
-        from serde_kit.tools.rotate import AllowlistCheck
+        from serde_kit.tools.scan import AllowlistCheck
 
         allowlist = Allowlist.from_env() | args.allow
         if args.allow_file:
             allowlist = allowlist | Allowlist.from_file(args.allow_file)
-        inner = AllowlistCheck(allowlist)
+        check = AllowlistCheck(allowlist)
     with open_from_args(args, readonly=not args.apply) as db, signals.sigterm_interrupts():
         report = rotate(
             db,
@@ -233,7 +233,7 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
             upgrade_legacy=args.upgrade_legacy,
             bind=args.bind,
             allow_pickle=args.allow_pickle,
-            inner=inner,
+            check=check,
             batch_size=args.batch_size,
             verify_after=not args.skip_verify,
             progress=progress_for(args.quiet),
