@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
+from serde_kit.crypto.keyring import keyring_configured
 from serde_kit.errors import ConfigError
 
 from . import exitcodes
@@ -22,10 +23,7 @@ _SHOWN = 20
 
 def _keyring_from_env(*, required: bool) -> Keyring | None:
     """The keyring from the environment; None when optional and not configured."""
-    configured = os.environ.get("SERDE_KIT_KEYRING") or os.environ.get("SERDE_KIT_KEYRING_FILE")
-    if not configured and not required:
-        return None
-    return load_keyring()
+    return load_keyring() if required or keyring_configured() else None
 
 
 def _failures(lines: list[str], failures: list[Any], prefix: str) -> None:
@@ -255,7 +253,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
-    from serde_kit.tools.keygen import keyfile_text, keygen
+    from serde_kit.tools.keygen import keygen
 
     kms: KeyWrapper | None = None
     if args.kms_key:
@@ -280,7 +278,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     print("# environment variable (keep it in your secret store, not in shell history):")
     print(f"SERDE_KIT_KEYRING={keyring.to_env_value()}")
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
-    print(keyfile_text(keyring), end="")
+    print(keyring.to_file_text(), end="")
     return exitcodes.OK
 
 

@@ -12,7 +12,7 @@ from .keyring import LEGACY_KEY_ID as LEGACY_KEY_ID
 from .keyring import Keyring as Keyring
 from .keyring import load_keyring as load_keyring
 from .kms import AwsKms as AwsKms
-from .kms import KeyWrapper as KeyWrapper
+from .wrapping import KeyWrapper as KeyWrapper
 from .rows import RowInfo as RowInfo
 from .rows import RowKind as RowKind
 from .rows import classify_row as classify_row

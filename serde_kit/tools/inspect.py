@@ -24,7 +24,7 @@ from typing import Any
 
 from serde_kit.crypto import Keyring, load_keyring
 from serde_kit.crypto.cipher import RowCipher
-from serde_kit.crypto.keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID
+from serde_kit.crypto.keyring import LEGACY_ENV_VAR, LEGACY_KEY_ID, keyring_configured
 from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_row
 from serde_kit.errors import ConfigError, MalformedDataError, SerdeError
 from serde_kit.tools.common import describe_failure
@@ -62,10 +62,10 @@ def keyring_from_env(environ: Mapping[str, str] | None = None) -> Keyring | None
     :class:`~serde_kit.errors.KeyringError`.
     """
     env = os.environ if environ is None else environ
-    if not any(v in env for v in (ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR)):
-        return None
-    if ENV_VAR in env or FILE_ENV_VAR in env:
+    if keyring_configured(env):
         return load_keyring(environ=env)
+    if LEGACY_ENV_VAR not in env:
+        return None
     # Only LANGGRAPH_AES_KEY: a keyring that can read stock "+aes" rows. Its
     # primary is a throwaway random key (the tools here never encrypt).
     legacy = env[LEGACY_ENV_VAR].encode()
