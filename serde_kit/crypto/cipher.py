@@ -33,7 +33,6 @@ from os import urandom
 from typing import Any
 
 from serde_kit.errors import (
-    DecryptionError,
     EncodeError,
     MalformedDataError,
     PlaintextRefusedError,

@@ -19,8 +19,10 @@ from typing import Any
 
 from serde_kit.errors import ConfigError, KeyringError
 
-from .wrapping import KeyWrapper as KeyWrapper  # where it was first defined
-from .wrapping import wrapped_entry as wrapped_entry
+from .wrapping import (
+    KeyWrapper as KeyWrapper,  # where it was first defined
+    wrapped_entry as wrapped_entry,
+)
 
 __all__ = ["CONTEXT_KEY", "AwsKms", "KeyWrapper", "wrapped_entry"]
 

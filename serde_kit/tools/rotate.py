@@ -38,15 +38,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import Keyring
-from serde_kit.crypto.cipher import RowCipher
 from serde_kit.crypto.binding import RowIdentity
 from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
+from serde_kit.crypto.cipher import RowCipher
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import ConfigError, CryptoError, DecodeError, SerdeError, StoreError
 
@@ -60,8 +60,8 @@ from .common import (
     stray_failure,
 )
 from .db import Database, Row, Table
-from .scan import AllowlistCheck, RowCheck
 from .db.batch import PageSizer
+from .scan import AllowlistCheck, RowCheck
 from .verify import VerifyReport, verify
 
 __all__ = ["AllowlistCheck", "RotateReport", "RowCheck", "rotate"]
@@ -175,7 +175,9 @@ def _pending(row: Row, header: bytes | None) -> bool:
     if header is None:
         return True
     tag, blob = row.tag, row.blob
-    under = isinstance(tag, str) and tag.endswith("+" + CIPHER_NAME) and isinstance(blob, bytes) and blob.startswith(header)
+    under = (
+        isinstance(tag, str) and tag.endswith("+" + CIPHER_NAME) and isinstance(blob, bytes) and blob.startswith(header)
+    )
     return not under
 
 
@@ -445,14 +447,17 @@ class _Rotator:
         sizer = PageSizer(batch_size)  # memory stays bounded whatever batch_size says
         while True:
             limit = sizer.limit
-            rows, missed = self._run_batch(table, after=after, limit=limit, exclude_header=self.exclude, skip_locked=True)
+            rows, missed = self._run_batch(
+                table, after=after, limit=limit, exclude_header=self.exclude, skip_locked=True
+            )
             sizer.saw(rows)
             bar.update(len(rows))
             if missed:
                 # Some rows in this range were locked (by another worker or by the
                 # application) and skipped: walk the range again, waiting for the
                 # locks.  Rows finished by others meanwhile no longer match.
-                self._sweep(table, after=after, until=rows[-1].where if rows else None, seen={r.where for r in rows}, limit=limit)
+                until = rows[-1].where if rows else None
+                self._sweep(table, after=after, until=until, seen={r.where for r in rows}, limit=limit)
             if not rows:
                 return
             after = rows[-1].where

@@ -16,11 +16,11 @@ from typing import Any
 
 from serde_kit.allowlist import ENV_VAR, Allowlist
 from serde_kit.crypto.rows import RowKind
-from serde_kit.tools.inspect import RowDecoder
-from serde_kit.ext import codes
-from serde_kit.tools.render import render_typed
-from serde_kit.tools.db import Database
 from serde_kit.errors import BlockedTypeError, SerdeError
+from serde_kit.ext import codes
+from serde_kit.tools.db import Database
+from serde_kit.tools.inspect import RowDecoder
+from serde_kit.tools.render import render_typed
 
 __all__ = ["ScanReport", "TypeUse", "iter_types", "scan_store"]
 
