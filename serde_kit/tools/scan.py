@@ -10,18 +10,19 @@ report ends with ready-to-paste allowlist snippets.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit._text import allow_entry, shell_assignment
+from serde_kit._text import allow_entry, shell_assignment, shown
 from serde_kit.allowlist import ENV_VAR, Allowlist
 from serde_kit.crypto.rows import RowKind
-from serde_kit.tools.inspect import RowDecoder
+from serde_kit.errors import BlockedTypeError, SerdeError
 from serde_kit.ext import codes
-from serde_kit.tools.render import render_typed
 from serde_kit.tools.db import Database
-from serde_kit.errors import SerdeError
+from serde_kit.tools.inspect import RowDecoder
+from serde_kit.tools.render import render_typed
 
 __all__ = ["ScanReport", "TypeUse", "iter_types", "scan_store"]
 
@@ -149,6 +150,51 @@ def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
                     module, _, name = t.rpartition(".")
                     yield module, name, code
             stack.extend(v.values())
+
+
+#: A check of one row's inner ``(tag, bytes)`` before it is sealed: raises a
+#: :class:`~serde_kit.errors.SerdeError` to refuse it (``Serializer.loads_typed`` fits).
+RowCheck = Callable[[tuple[str, bytes]], object]
+
+
+class AllowlistCheck:
+    """The application's allowlist applied to a rendered row, without importing anything.
+
+    Calling it renders the row as the inspect tools do (nothing named in the data
+    is imported or built) and raises :class:`~serde_kit.errors.BlockedTypeError`
+    for a type ``allowlist`` does not allow, :class:`~serde_kit.errors.DecodeError`
+    for bytes the serializer would not read (or that exceed the decode budget).
+    What ``rotate`` checks a row with before its first seal when no serializer is
+    given: the tool then needs the application's allowlist, not its code.
+    """
+
+    def __init__(self, allowlist: Allowlist) -> None:
+        self.allowlist = allowlist
+
+    def __call__(self, row: tuple[str, bytes]) -> None:
+        for module, name, code in iter_types(render_typed(row)):
+            # numpy arrays and delta snapshots name no class: the decoder builds them itself.
+            if code in codes.NAMELESS_CODES or self._allows(module, name):
+                continue
+            entry = allow_entry(module, name)
+            fix = (
+                "its name is not a valid Python name, so no application wrote it: the row was planted, delete it"
+                if entry is None
+                else f"if the application allows it, add it with --allow {shlex.quote(entry)} "
+                "(or SERDE_KIT_ALLOW), else the row was planted: delete it"
+            )
+            raise BlockedTypeError(
+                f"row holds {shown(module)}.{shown(name)} (ext code {code}), which the application's "
+                f"allowlist does not allow; {fix}",
+                module=module,
+                name=name,
+            )
+
+    def _allows(self, module: str, name: str) -> bool:
+        # Rendered types are "module.qualname": try each split of a nested qualname.
+        dotted = f"{module}.{name}" if module else name
+        parts = dotted.split(".")
+        return any(self.allowlist.allows(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts)))
 
 
 def scan_store(
