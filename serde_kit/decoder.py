@@ -494,11 +494,12 @@ def _blocked_error(code: int, module: str, name: str, method: str | None = None)
             name=name,
         )
     short = shown(user.origin_name(name).split(".")[0])
+    short_full = shown(user.origin_name(name))  # the env form splits on commas: "Box[int, str]" -> "Box"
     return BlockedTypeError(
         f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
         "it is not in the allowlist. If you trust this type, allow it with "
         f"Serializer(allow=[{name_shown}]) after `from {module_shown} import {short}`, "
-        f"or Serializer(allow=[({module_shown!r}, {name_shown!r})]), or SERDE_KIT_ALLOW={module_shown}:{name_shown}",
+        f"or Serializer(allow=[({module_shown!r}, {name_shown!r})]), or SERDE_KIT_ALLOW={module_shown}:{short_full}",
         module=module,
         name=name,
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 import ormsgpack
 
-from . import _stack
+from . import _hints, _stack
 from .allowlist import Allowlist
 from .errors import EncodeError, SerdeError
 from .ext import codes, langgraph, numpy, pydantic, stdlib, user
@@ -113,11 +113,12 @@ class Encoder:
         except EncodeError as exc:
             return _refuse(str(exc))
         if self._lenient or self._allowlist.allows(module, name):
+            _hints.warn_main_module_type(module, name)  # once per type: the table caches this verdict
             return encode
         return _refuse(
             f"{module}.{name} is not in this serializer's allowlist, so a stored value could "
             f"not be read back. Allow it: Serializer(allow=[{name}]) or "
-            f"Serializer(allow=[({module!r}, {name!r})]) or SERDE_KIT_ALLOW={module}:{name}"
+            f"Serializer(allow=[({module!r}, {name!r})]) or SERDE_KIT_ALLOW={module}:{user.origin_name(name)}"
         )
 
 

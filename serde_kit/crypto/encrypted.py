@@ -53,6 +53,8 @@ from .blob import (
     make_aad,
     parse_blob,
 )
+from serde_kit._hints import allow_flags
+
 from .binding import SCOPE, BindingScope, RowIdentity
 from .keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID, Keyring, load_keyring
 from .legacy import decrypt_legacy
@@ -365,7 +367,7 @@ class EncryptedSerializer:
                 f"row with type tag {_show(tag)} is not encrypted; encryption is required. If this "
                 "database predates encryption, read it with "
                 "EncryptedSerializer(..., allow_plaintext=True) and encrypt the old rows with "
-                "`serde-kit rotate --encrypt-plaintext --apply`"
+                f"`serde-kit rotate --db URL --encrypt-plaintext --apply{allow_flags(self._inner)}`"
             )
         return tag, blob
 

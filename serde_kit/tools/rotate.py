@@ -35,6 +35,7 @@ sealed without being unpickled: unpickling runs code named by the data).
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Iterator
@@ -59,7 +60,7 @@ from .common import (
 )
 from .db import Database, Row, Table
 from .render import render_typed
-from .scan import iter_types
+from .scan import allow_entry, iter_types, split_type
 from .db.batch import PageSizer
 from .verify import VerifyReport, verify
 
@@ -279,13 +280,20 @@ class AllowlistCheck:
         self.allowlist = allowlist
 
     def loads_typed(self, data: tuple[str, bytes]) -> None:
+        refused: dict[tuple[str, str], Any] = {}
         for module, name, code in iter_types(render_typed(data)):
             # numpy arrays (6) and delta snapshots (7) name no class: the decoder builds them itself.
             if code in (6, 7) or self._allows(module, name):
                 continue
+            refused.setdefault(split_type(module, name), code)
+        if refused:
+            # Every refused type of the row in one error, with one fix for all of them.
+            shown = ", ".join(f"{m}.{n} (ext code {c})" for (m, n), c in refused.items())
+            flags = " ".join(dict.fromkeys(f"--allow {shlex.quote(allow_entry(m, n))}" for m, n in refused))
+            (module, name) = next(iter(refused))
             raise BlockedTypeError(
-                f"row holds {module}.{name} (ext code {code}), which the application's allowlist does "
-                f"not allow; if the application allows it, add it with --allow {module}:{name} "
+                f"row holds {shown}, which the application's allowlist does not allow; if the "
+                f"application allows {'it' if len(refused) == 1 else 'them'}, add {flags} "
                 f"(or SERDE_KIT_ALLOW), else the row was planted: delete it",
                 module=module,
                 name=name,

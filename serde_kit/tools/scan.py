@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.allowlist import ENV_VAR, Allowlist
+from serde_kit.allowlist import ENV_VAR, Allowlist, origin_name
 from serde_kit.crypto.rows import RowKind
 from serde_kit.tools.inspect import RowDecoder
 from serde_kit.tools.render import render_typed
@@ -86,10 +86,11 @@ class ScanReport:
         """Ready-to-paste allowlists for the needed types: code, env and file formats."""
         needed = self.needed()
         pairs = ", ".join(f"({t.module!r}, {t.name!r})" for t in needed)
+        entries = list(dict.fromkeys(allow_entry(t.module, t.name) for t in needed))
         return {
             "code": f"Serializer(allow=[{pairs}])",
-            "env": f'{ENV_VAR}="{",".join(t.key for t in needed)}"',
-            "file": "".join(f"{t.key}\n" for t in needed),
+            "env": f'{ENV_VAR}="{",".join(entries)}"',
+            "file": "".join(f"{entry}\n" for entry in entries),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -107,6 +108,31 @@ class ScanReport:
             "missing": [t.key for t in self.missing()],
             "snippets": self.snippets(),
         }
+
+def split_type(module: str, name: str, allowlist: Allowlist | None = None) -> tuple[str, str]:
+    """``(module, qualname)`` of a rendered ``module.name`` type, whose split the rendering lost.
+
+    A nested class renders as ``pkg.mod.Outer.Inner``: the split ``allowlist``
+    allows wins; otherwise the qualified name starts at the first CapWords part
+    (modules are lower case by convention), else at the last dot.
+    """
+    parts = f"{module}.{name}".split(".") if module else [name]
+    splits = [(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts))]
+    if allowlist is not None:
+        for pair in splits:
+            if allowlist.allows(*pair):
+                return pair
+    for pair in splits:
+        if pair[1][:1].isupper():
+            return pair
+    return module, name
+
+
+def allow_entry(module: str, name: str) -> str:
+    """``module:Name`` for an allow list, file or flag: a generic model by its class
+    (``Box``, not ``Box[int, str]``, whose comma and space an environment list or a shell would split)."""
+    return f"{module}:{origin_name(name)}"
+
 
 def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
     """``(module, name, code)`` of every ext value in rendered data.
@@ -184,6 +210,7 @@ def scan_store(
                 if code == 6:
                     report.numpy_arrays += 1
                     continue
+                module, name = split_type(module, name, allowlist)
                 use = report.types.get((module, name))
                 if use is None:
                     use = report.types[(module, name)] = TypeUse(
