@@ -13,10 +13,10 @@ from typing import Any
 import ormsgpack
 
 from . import _hints, _stack
-from .allowlist import Allowlist
+from .allowlist import Allowlist, origin_name
 from .errors import EncodeError, SerdeError
 from .ext import codes, langgraph, numpy, pydantic, stdlib, user
-from .ext.stdlib import EncodeFn
+from .ext.codes import EncodeFn
 
 #: How deep ext values may nest (a model holding a tuple holding a model ...).
 #: The reader enforces the same bound, so nothing written is unreadable.
@@ -118,7 +118,7 @@ class Encoder:
         return _refuse(
             f"{module}.{name} is not in this serializer's allowlist, so a stored value could "
             f"not be read back. Allow it: Serializer(allow=[{name}]) or "
-            f"Serializer(allow=[({module!r}, {name!r})]) or SERDE_KIT_ALLOW={module}:{user.origin_name(name)}"
+            f"Serializer(allow=[({module!r}, {name!r})]) or SERDE_KIT_ALLOW={module}:{origin_name(name)}"
         )
 
 

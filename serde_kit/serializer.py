@@ -10,6 +10,7 @@ import ormsgpack
 
 from . import _langgraph_log, _pickle
 from .allowlist import Allowlist, AllowEntry
+from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
 from .encoder import OPTIONS, Encoder
 from .errors import EncodeError, MalformedDataError, UnknownTagError
@@ -133,6 +134,8 @@ class Serializer:
                         return self._decode_small(payload)
                     except ENGINE_ERRORS as exc:
                         raise engine_error(exc, payload) from None
+                    except NeedsMeter:
+                        pass  # a costly step: read again with a work meter
                 return self._decoder.loads_checked(payload)
             return self._decoder.loads(_as_bytes(payload))
         if tag == "null":

@@ -26,7 +26,7 @@ from typing import Any, cast
 from ormsgpack import Ext
 
 from . import codes, langchain
-from .stdlib import EncodeFn, RebuildFn, expect
+from .codes import EncodeFn, RebuildFn, expect
 from .user import importable_key
 
 
@@ -205,6 +205,14 @@ def resolve(cls: type) -> EncodeFn | None:
         if issubclass(cls, (v1.SecretStr, v1.SecretBytes)):
             return _secret(cls)
     return None
+
+
+def is_generic_model(cls: Any) -> bool:
+    """Whether ``cls`` is an unparametrised generic pydantic v2 model (``Box`` of ``Box[T]``)."""
+    if not is_v2_model(cls):
+        return False
+    meta = cls.__dict__.get("__pydantic_generic_metadata__")
+    return isinstance(meta, dict) and meta.get("origin") is None and bool(meta.get("parameters"))
 
 
 def is_v2_model(cls: Any) -> bool:

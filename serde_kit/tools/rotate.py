@@ -34,19 +34,20 @@ sealed without being unpickled: unpickling runs code named by the data).
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from serde_kit._text import allow_entry, shown
 from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import EncryptedSerializer, Keyring
 from serde_kit.crypto.binding import RowIdentity
 from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import BlockedTypeError, ConfigError, CryptoError, DecodeError, SerdeError, StoreError
+from serde_kit.ext import codes
 
 from .common import (
     HEADER_READ,
@@ -60,7 +61,7 @@ from .common import (
 )
 from .db import Database, Row, Table
 from .render import render_typed
-from .scan import allow_entry, iter_types, split_type
+from .scan import iter_types, split_type
 from .db.batch import PageSizer
 from .verify import VerifyReport, verify
 
@@ -180,8 +181,6 @@ def _pending(row: Row, header: bytes | None) -> bool:
 
 
 _BOUND_BYTE = bytes((BOUND_VERSION,))
-#: ``checkpoint_ns_hash`` of the root namespace (MySQL savers key rows by MD5(checkpoint_ns)).
-_ROOT_NS_HASH = hashlib.md5(b"").digest()
 _PICKLE_TAG = "pickle"
 _PICKLE_REFUSED = (
     "PickleRowRefused: a 'pickle' row; unpickling runs code named by the data, and sealing it would "
@@ -222,47 +221,20 @@ class _Checker:
 class _Identities:
     """Each row's identity from its own key columns: exactly what ``bind_rows`` binds.
 
-    ``thread_id`` and ``checkpoint_ns`` (SQLite and PostgreSQL savers); MySQL
-    savers key rows by ``checkpoint_ns_hash`` = MD5(checkpoint_ns), so the
-    namespace is read once per hash (and checked against it).  None for tables
-    that have no thread (LangGraph's ``cache``): such rows stay unbound.
+    The database's dialect reads it (:meth:`Database.row_identity`); None for
+    tables that have no thread (LangGraph's ``cache``): such rows stay unbound.
     """
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._columns = {t.name: t.pk_columns for t in db.tables}
-        self._ns_by_hash: dict[bytes, str | None] = {_ROOT_NS_HASH: ""}
 
     def of(self, row: Row) -> RowIdentity | None:
-        columns = self._columns.get(row.table, ())
-        if "thread_id" not in columns:
-            return None
-        thread_id = row.pk[columns.index("thread_id")]
-        if "checkpoint_ns" in columns:
-            ns = row.pk[columns.index("checkpoint_ns")]
-        elif "checkpoint_ns_hash" in columns:
-            ns = self._namespace(row.table, row.pk[columns.index("checkpoint_ns_hash")])
-        else:
-            return None
-        if thread_id is None or not isinstance(ns, str):
-            return None
-        return RowIdentity(str(thread_id), ns)
+        found = self._db.row_identity(row)
+        return None if found is None else RowIdentity(*found)
 
-    def _namespace(self, table: str, digest: Any) -> str | None:
-        if not isinstance(digest, (bytes, bytearray, memoryview)):
-            return None
-        digest = bytes(digest)
-        if digest not in self._ns_by_hash:
-            db = self._db
-            found = db.query(
-                f"SELECT checkpoint_ns FROM {db.quote(table)} WHERE checkpoint_ns_hash = {db.mark} LIMIT 1",
-                [digest],
-            )
-            ns = found[0][0] if found else None
-            # Trust the column only where it is the namespace's hash (it is a plain column in older layouts).
-            ok = isinstance(ns, str) and hashlib.md5(ns.encode()).digest() == digest
-            self._ns_by_hash[digest] = ns if ok else None
-        return self._ns_by_hash[digest]
+
+#: Refused types of one row listed by name in its error (a planted row may name thousands).
+_MAX_LISTED = 20
 
 
 class AllowlistCheck:
@@ -280,21 +252,29 @@ class AllowlistCheck:
         self.allowlist = allowlist
 
     def loads_typed(self, data: tuple[str, bytes]) -> None:
-        refused: dict[tuple[str, str], Any] = {}
+        refused: dict[tuple[str, str], Any] = {}  # in the order met
         for module, name, code in iter_types(render_typed(data)):
-            # numpy arrays (6) and delta snapshots (7) name no class: the decoder builds them itself.
-            if code in (6, 7) or self._allows(module, name):
+            # numpy arrays and delta snapshots name no class: the decoder builds them itself.
+            if code in codes.NAMELESS_CODES or self._allows(module, name):
                 continue
             refused.setdefault(split_type(module, name), code)
         if refused:
             # Every refused type of the row in one error, with one fix for all of them.
-            shown = ", ".join(f"{m}.{n} (ext code {c})" for (m, n), c in refused.items())
-            flags = " ".join(dict.fromkeys(f"--allow {shlex.quote(allow_entry(m, n))}" for m, n in refused))
-            (module, name) = next(iter(refused))
+            listed = [f"{shown(m)}.{shown(n)} (ext code {c})" for (m, n), c in refused.items()]
+            more = len(listed) - _MAX_LISTED
+            what = ", ".join(listed[:_MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
+            entries = [allow_entry(m, n) for m, n in refused]
+            if any(entry is None for entry in entries):
+                fix = "a stored name is not a valid Python name, so no application wrote it: the row was planted, delete it"
+            elif more > 0:
+                fix = "run `serde-kit allowlist scan` for the allowlist they need, else the row was planted: delete it"
+            else:
+                flags = " ".join(dict.fromkeys(f"--allow {shlex.quote(e)}" for e in entries if e is not None))
+                them = "it" if len(refused) == 1 else "them"
+                fix = f"if the application allows {them}, add {flags} (or SERDE_KIT_ALLOW), else the row was planted: delete it"
+            module, name = next(iter(refused))
             raise BlockedTypeError(
-                f"row holds {shown}, which the application's allowlist does not allow; if the "
-                f"application allows {'it' if len(refused) == 1 else 'them'}, add {flags} "
-                f"(or SERDE_KIT_ALLOW), else the row was planted: delete it",
+                f"row holds {what}, which the application's allowlist does not allow; {fix}",
                 module=module,
                 name=name,
             )

@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.allowlist import ENV_VAR, Allowlist, origin_name
+from serde_kit._text import allow_entry, shell_assignment
+from serde_kit.allowlist import ENV_VAR, Allowlist
 from serde_kit.crypto.rows import RowKind
 from serde_kit.tools.inspect import RowDecoder
+from serde_kit.ext import codes
 from serde_kit.tools.render import render_typed
 from serde_kit.tools.db import Database
 from serde_kit.errors import SerdeError
@@ -40,8 +42,13 @@ class TypeUse:
 
     @property
     def key(self) -> str:
-        """``module:name``, the allowlist entry format."""
+        """``module:name`` as stored (for display; see :attr:`entry` for pasting)."""
         return f"{self.module}:{self.name}"
+
+    @property
+    def entry(self) -> str | None:
+        """The allowlist entry to paste, or None when the stored name is not a dotted identifier."""
+        return allow_entry(self.module, self.name)
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for ``--json``."""
@@ -78,19 +85,27 @@ class ScanReport:
         """Types outside the built-in defaults: what an application must list itself."""
         return [t for t in self.sorted_types() if not t.default]
 
+    def invalid_names(self) -> list[TypeUse]:
+        """Needed types whose stored name is no dotted identifier: no application wrote them,
+        so the snippets leave them out (a name like ``myapp$(cmd)`` must never be pasted)."""
+        return [t for t in self.needed() if t.entry is None]
+
     def missing(self) -> list[TypeUse]:
         """Types the current allowlist does not cover (decoding them would fail)."""
         return [t for t in self.sorted_types() if not t.covered]
 
     def snippets(self) -> dict[str, str]:
-        """Ready-to-paste allowlists for the needed types: code, env and file formats."""
-        needed = self.needed()
-        pairs = ", ".join(f"({t.module!r}, {t.name!r})" for t in needed)
-        entries = list(dict.fromkeys(allow_entry(t.module, t.name) for t in needed))
+        """Ready-to-paste allowlists for the needed types: code, env and file formats.
+
+        Only types whose stored names are dotted identifiers are listed; the env
+        line is shell-quoted.
+        """
+        entries = list(dict.fromkeys(e for e in (t.entry for t in self.needed()) if e is not None))
+        pairs = ", ".join(repr(tuple(e.split(":", 1))) for e in entries)
         return {
             "code": f"Serializer(allow=[{pairs}])",
-            "env": f'{ENV_VAR}="{",".join(entries)}"',
-            "file": "".join(f"{entry}\n" for entry in entries),
+            "env": shell_assignment(ENV_VAR, ",".join(entries)),
+            "file": "".join(f"{e}\n" for e in entries),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -106,6 +121,7 @@ class ScanReport:
             "types": [t.to_json() for t in self.sorted_types()],
             "numpy_arrays": self.numpy_arrays,
             "missing": [t.key for t in self.missing()],
+            "invalid_names": [t.key for t in self.invalid_names()],
             "snippets": self.snippets(),
         }
 
@@ -128,12 +144,6 @@ def split_type(module: str, name: str, allowlist: Allowlist | None = None) -> tu
     return module, name
 
 
-def allow_entry(module: str, name: str) -> str:
-    """``module:Name`` for an allow list, file or flag: a generic model by its class
-    (``Box``, not ``Box[int, str]``, whose comma and space an environment list or a shell would split)."""
-    return f"{module}:{origin_name(name)}"
-
-
 def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
     """``(module, name, code)`` of every ext value in rendered data.
 
@@ -152,9 +162,9 @@ def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
                     module, _, name = str(dotted).rpartition(".")
                     yield module, name, "pickle"
             elif isinstance(t, str) and code is not None:
-                if code == 6:
-                    yield "numpy", "ndarray", 6
-                elif code != 7:
+                if code == codes.NUMPY_ARRAY:
+                    yield "numpy", "ndarray", code
+                elif code != codes.DELTA_SNAPSHOT:
                     module, _, name = t.rpartition(".")
                     yield module, name, code
             stack.extend(v.values())
@@ -207,7 +217,7 @@ def scan_store(
             report.rows_read += 1
             seen_here: set[tuple[str, str]] = set()
             for module, name, code in iter_types(rendered):
-                if code == 6:
+                if code == codes.NUMPY_ARRAY:
                     report.numpy_arrays += 1
                     continue
                 module, name = split_type(module, name, allowlist)

@@ -62,7 +62,7 @@ def test_encrypted_database_passes_with_warnings_and_fails_strict(dbs: Databases
         report = audit_store(store)
     assert report.plaintext_rows == 0
     assert all(c.encrypted == c.rows - c.empty for c in report.tables.values())
-    assert {k for c in report.tables.values() for k in c.key_ids} == {KEY_ID}
+    assert {k for c in report.tables.values() for k in c.by_key} == {KEY_ID}
     assert set(report.metadata_keys) == {"source", "step", "parents"}
     assert set(report.metadata_keys.values()) == {report.metadata_rows}
     warnings = report.warnings()

@@ -226,7 +226,7 @@ def _one_row(dbs: Databases, channel: str, thread: str):
     with dbs.store("mixed") as store:
         table, col, mark = store.layout.writes_table, store.quote(store.layout.writes_blob), store.mark
         [(tag, blob)] = store.query(
-            f"SELECT type, {col} FROM {table} WHERE thread_id = {mark} AND channel = {mark} LIMIT 1",
+            f"SELECT type, {col} FROM {store.ref(table)} WHERE thread_id = {mark} AND channel = {mark} LIMIT 1",
             (thread, channel),
         )
     return tag, bytes(blob)
