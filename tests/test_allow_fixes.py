@@ -264,3 +264,35 @@ def test_a_type_from_a_module_does_not_warn() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", MainModuleTypeWarning)
         Serializer(allow=APP_TYPES).dumps_typed(VALUES)
+
+
+# --- one error for every refused type of a row ---------------------------------------
+
+
+def test_a_read_meeting_several_refused_types_names_them_all_with_one_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    value = {"a": [Ticket("t"), {"n": Outer.Inner(1)}], "p": IntStrPair(first=1, second="x")}
+    row = Serializer(allow=APP_TYPES).dumps_typed(value)
+    for reader in (Serializer(), EncryptedSerializer(Serializer(), KEYRING)):
+        stored = row if isinstance(reader, Serializer) else EncryptedSerializer(Serializer(allow=APP_TYPES), KEYRING).dumps_typed(value)
+        with pytest.raises(BlockedTypeError) as info:
+            reader.loads_typed(stored)
+        message = str(info.value)
+        assert message.startswith("refused to build 3 types this row holds")
+        for shown in ("user_app_types.Ticket", "user_app_types.Outer.Inner", "user_app_types.Pair[int, str]"):
+            assert shown in message
+    # Either fix, pasted, reads the row in one go.
+    fix = re.search(r"(Serializer\(allow=\[.*\]\)), or SERDE_KIT_ALLOW=(\S+)$", message)
+    assert fix, message
+    assert eval(fix[1], {"Serializer": Serializer}).loads_typed(row) == value
+    monkeypatch.setenv("SERDE_KIT_ALLOW", fix[2])
+    assert Serializer().loads_typed(row) == value
+
+
+def test_a_row_naming_endless_types_gets_a_bounded_error() -> None:
+    import ormsgpack
+
+    exts = [ormsgpack.Ext(2, ormsgpack.packb([f"planted{i}", "Thing", {}])) for i in range(1000)]
+    with pytest.raises(BlockedTypeError) as info:
+        Serializer().loads_typed(("msgpack", ormsgpack.packb(exts)))
+    message = str(info.value)
+    assert "and more" in message and "serde-kit allowlist scan" in message and len(message) < 2000
