@@ -345,6 +345,7 @@ class Decoder:
         if found is not None:
             return found
         if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
+            events.blocked(module, name)
             return _Blocked(_subscripted_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG and (module, name, method or "") not in stdlib.METHODS:
             events.method_blocked(module, name, method)  # LangGraph's serde event, as the stock reader
@@ -392,6 +393,7 @@ class Decoder:
         # Reported once the verdict is cached: a decode that restarts with a meter asks again.
         events.unregistered_allowed(self._allowlist, module, name)
         self._cache[key] = found
+        events.unregistered_allowed(self._allowlist, module, name)  # once: after the verdict is cached
         return found
 
     def resolve_class(self, module: str, name: str) -> Any:
@@ -401,6 +403,7 @@ class Decoder:
         that is not such a model, :class:`RebuildError` when the import fails."""
         parsed = parse_name(name)
         if parsed is None:
+            events.blocked(module, name)
             raise BlockedTypeError(
                 f"refused to build {shown(module)}.{shown(name)}: not a class name (a dotted "
                 "qualname, or a generic pydantic model's name such as 'Box[int]')",

@@ -342,7 +342,12 @@ def test_stored_names_in_errors_are_bounded_and_escaped():
 
 
 def test_rebuild_errors_and_lenient_warnings_are_escaped():
-    serde = Serializer(allow=[("no_such_module\x1b[31m", "Thing")])
+    # Allowlist entries are dotted names now (ConfigError otherwise, escaped too): reach the
+    # import of a hostile name through allow-everything.
+    with pytest.raises(ConfigError) as refused_entry:
+        Serializer(allow=[("no_such_module\x1b[31m", "Thing")])
+    assert "\x1b" not in str(refused_entry.value)
+    serde = Serializer(allowlist=Allowlist.allow_everything_unsafe())
     with pytest.raises(RebuildError) as info:
         serde.loads(attack.row(0, ["no_such_module\x1b[31m", "Thing", 1]))
     assert "\x1b" not in str(info.value)
