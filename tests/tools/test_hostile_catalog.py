@@ -457,3 +457,52 @@ def test_mysql_app_user_cannot_run_code_as_root_through_a_key_column_name(
         cur.execute(f"DROP USER '{app}'@'%'")
     if values is not None:
         assert _values(graph_mysql_db) == values
+
+
+@pytest.mark.mysql
+def test_mysql_view_in_place_of_a_saver_table_is_refused_before_it_is_read(
+    graph_mysql_db: str, mysql_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A view that calls the owner's function as its invoker is never selected from."""
+    db = _mysql_db(graph_mysql_db)
+    with mysql_server.connect(db) as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE evil_log (who VARCHAR(200))")
+        cur.execute(
+            "CREATE FUNCTION evil() RETURNS INT NOT DETERMINISTIC MODIFIES SQL DATA SQL SECURITY INVOKER "
+            "BEGIN INSERT INTO evil_log VALUES (CURRENT_USER()); RETURN 0; END"
+        )
+        cur.execute("RENAME TABLE checkpoint_blobs TO real_blobs")
+        cur.execute(
+            "CREATE SQL SECURITY INVOKER VIEW checkpoint_blobs AS "
+            "SELECT thread_id, checkpoint_ns_hash, checkpoint_ns, channel, version, type, `blob` + evil() AS `blob` "
+            "FROM real_blobs"
+        )
+    for argv in (["status"], ["rotate", "--apply", "--encrypt-plaintext"], ["inspect"], ["audit"]):
+        code = main([*argv, "--db", graph_mysql_db])
+        _out, err = capsys.readouterr()
+        assert code != 0 and "not a base table" in err, (argv, err)
+    with mysql_server.connect(db) as conn, conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM evil_log")
+        assert cur.fetchone() == (0,)
+
+
+@pytest.mark.postgres
+def test_postgres_view_in_place_of_a_saver_table_is_refused_before_it_is_read(
+    graph_postgres_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import psycopg
+
+    with psycopg.connect(graph_postgres_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE public.evil_log (who text)")
+        conn.execute(
+            "CREATE FUNCTION public.evil() RETURNS int LANGUAGE plpgsql AS $$ "
+            "BEGIN INSERT INTO public.evil_log VALUES (current_user); RETURN 0; END $$"
+        )
+        conn.execute("ALTER TABLE checkpoint_blobs RENAME TO real_blobs")
+        conn.execute("CREATE VIEW checkpoint_blobs AS SELECT *, public.evil() AS e FROM real_blobs")
+    for argv in (["status"], ["rotate", "--apply", "--encrypt-plaintext"], ["inspect"], ["audit"]):
+        code = main([*argv, "--db", graph_postgres_db])
+        _out, err = capsys.readouterr()
+        assert code != 0 and "not a base table" in err, (argv, err)
+    with psycopg.connect(graph_postgres_db, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM public.evil_log").fetchone() == (0,)
