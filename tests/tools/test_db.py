@@ -56,6 +56,7 @@ def test_not_a_langgraph_database_names_the_missing_tables(tmp_path):
 
 
 def test_garbage_file_is_a_store_error(tmp_path):
+    # A file that cannot be read as a database is "cannot read" (exit 3), not a usage error.
     path = tmp_path / "garbage.db"
     path.write_bytes(b"this is not sqlite at all" * 100)
     with pytest.raises(StoreError, match="cannot read"):

@@ -17,6 +17,7 @@ function of its own; a superuser runs every command; the function never ran
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import uuid
 from pathlib import Path
@@ -70,7 +71,12 @@ def run_all(capsys: pytest.CaptureFixture[str], url: str, *, refused: bool) -> N
     for argv in COMMANDS:
         code = main([*argv, "--db", url])
         out, err = capsys.readouterr()
-        if refused:
+        if refused and "--json" in argv:
+            # With --json the refusal is a JSON object on stdout (cannot read: exit 3).
+            assert code == 3 and err == "", (argv, code, err)
+            error = json.loads(out)["error"]
+            assert error["type"] == "StoreError" and REFUSAL in error["message"], (argv, out)
+        elif refused:
             assert code != 0, (argv, out)
             if "--json" in argv:  # the error is the JSON document on stdout
                 assert REFUSAL in out and '"StoreError"' in out, (argv, out)
