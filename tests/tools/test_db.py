@@ -378,7 +378,10 @@ def test_shallow_postgres_saver_layout_is_known(postgres_db):
     ("blobs", "writes"),
     [
         (("thread_id", "channel", "version"), ("thread_id", "checkpoint_id", "task_id", "idx")),
-        (("thread_id", "checkpoint_ns", "channel", "version"), ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")),
+        (
+            ("thread_id", "checkpoint_ns", "channel", "version"),
+            ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+        ),
     ],
     ids=["before-ns-hash", "first-release"],
 )

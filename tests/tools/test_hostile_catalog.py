@@ -140,7 +140,8 @@ def test_sqlite_hostile_key_column_with_a_unique_index_works_on_the_known_column
     with sqlite3.connect(graph_sqlite_db) as conn:
         assert {r[0] for r in conn.execute(f"SELECT {_sqlite_name(name)} FROM writes")} == {"v"}
         assert conn.execute("SELECT count(*) FROM writes").fetchone()[0] == len([k for k in before if k[0] == "writes"])
-        assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} >= {"checkpoints", "writes"}
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert tables >= {"checkpoints", "writes"}
     conn.close()
 
 
@@ -170,6 +171,10 @@ def test_sqlite_column_named_rowid_is_not_taken_for_the_rowid(
 
 
 # -- PostgreSQL --------------------------------------------------------------------------
+
+
+#: One digest of every row of checkpoint_writes (all columns).
+_PG_DIGEST = "SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM checkpoint_writes t"
 
 
 def _pg_ident(name: str) -> str:
@@ -211,10 +216,10 @@ def test_postgres_hostile_key_column_without_a_unique_index_is_refused(
 
     with psycopg.connect(graph_postgres_db, autocommit=True) as conn:
         _pg_hostile(conn, HOSTILE[0], unique=False)
-        before = conn.execute("SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM checkpoint_writes t").fetchone()
+        before = conn.execute(_PG_DIGEST).fetchone()
     run_all(capsys, graph_postgres_db, refused=True)
     with psycopg.connect(graph_postgres_db, autocommit=True) as conn:
-        after = conn.execute("SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM checkpoint_writes t").fetchone()
+        after = conn.execute(_PG_DIGEST).fetchone()
     assert after == before
 
 
@@ -245,7 +250,9 @@ def _pg_privileges(conn: Any) -> list[tuple[Any, ...]]:
         "SELECT rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolreplication, "
         "rolbypassrls, rolconfig FROM pg_roles ORDER BY rolname"
     ).fetchall()
-    members = conn.execute("SELECT roleid::regrole::text, member::regrole::text FROM pg_auth_members ORDER BY 1, 2").fetchall()
+    members = conn.execute(
+        "SELECT roleid::regrole::text, member::regrole::text FROM pg_auth_members ORDER BY 1, 2"
+    ).fetchall()
     return [*roles, *members]
 
 
@@ -343,7 +350,9 @@ def test_postgres_owner_trigger_runs_with_the_owners_privileges_not_the_superuse
             """
         )
         for table in ("checkpoint_blobs", "checkpoint_writes"):
-            owner.execute(f"CREATE TRIGGER evil BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION public.evil_trigger()")
+            owner.execute(
+                f"CREATE TRIGGER evil BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION public.evil_trigger()"
+            )
     with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
         before = _pg_privileges(admin)
     values = _values(graph_postgres_db)
