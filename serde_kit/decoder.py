@@ -404,9 +404,8 @@ class Decoder:
                 found = _checked_first(check, found)
         if len(self._cache) >= _MAX_CACHED:
             self._cache.clear()  # only allowed names get here, but generic ones multiply
-        # Reported once the verdict is cached: a decode that restarts with a meter asks again.
-        events.unregistered_allowed(self._allowlist, module, name)
         self._cache[key] = found
+        events.unregistered_allowed(self._allowlist, module, name)  # once: after the verdict is cached
         return found
 
     def resolve_class(self, module: str, name: str) -> Any:
@@ -416,6 +415,7 @@ class Decoder:
         that is not such a model, :class:`RebuildError` when the import fails."""
         parsed = parse_name(name)
         if parsed is None:
+            events.blocked(module, name)
             raise BlockedTypeError(
                 f"refused to build {shown(module)}.{shown(name)}: not a class name (a dotted "
                 "qualname, or a generic pydantic model's name such as 'Box[int]')",

@@ -5,7 +5,7 @@ Each subclass also derives from the nearest builtin, so code written against
 plain ``TypeError``/``ValueError`` keeps working::
 
     SerdeError
-    ├── EncodeError (TypeError)          no faithful encoding for a value
+    ├── EncodeError (TypeError)          no faithful encoding for a value, or beyond the reader's limit (.limit)
     ├── DecodeError (ValueError)         the stored bytes cannot be turned back into data
     │   ├── MalformedDataError           truncated/garbled bytes, trailing bytes, too deep
     │   ├── UnknownTagError              type tag or ext code we do not know
@@ -24,7 +24,8 @@ plain ``TypeError``/``ValueError`` keeps working::
     └── StoreError (RuntimeError)        the database failed or refused (busy, gone, denied, full)
 
     SerdeWarning (UserWarning)
-    └── LenientDecodeWarning             lenient mode returned a raw payload instead of a type
+    ├── LenientDecodeWarning             lenient mode returned a raw payload instead of a type
+    └── MainModuleTypeWarning            a class of the script run directly (__main__) was written
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "KeyringError",
     "LenientDecodeWarning",
     "LimitExceededError",
+    "MainModuleTypeWarning",
     "MalformedDataError",
     "PlaintextRefusedError",
     "RebuildError",
@@ -56,7 +58,12 @@ class SerdeError(Exception):
 
 
 class EncodeError(SerdeError, TypeError):
-    """A value has no faithful encoding; nothing was written."""
+    """A value has no faithful encoding, or its row would exceed its reader's limit (``.limit``,
+    else None); nothing was written."""
+
+    def __init__(self, message: str, *, limit: str | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class DecodeError(SerdeError, ValueError):
@@ -164,3 +171,11 @@ class SerdeWarning(UserWarning):
 
 class LenientDecodeWarning(SerdeWarning):
     """Lenient mode returned a raw payload in place of a type it could not rebuild."""
+
+
+class MainModuleTypeWarning(SerdeWarning):
+    """A class defined in the script run directly (``__main__``) was written.
+
+    It is stored as ``__main__:Name``, which no other process can import: move the
+    class into a module of its own.  Warned once per class and process.
+    """

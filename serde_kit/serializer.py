@@ -8,12 +8,12 @@ from typing import Any, Literal
 
 import ormsgpack
 
-from . import _langgraph_log, _pickle
+from . import _hints, _langgraph_log, _pickle
 from .allowlist import Allowlist, AllowEntry
 from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
 from .encoder import OPTIONS, Encoder
-from .errors import EncodeError, MalformedDataError, UnknownTagError
+from .errors import BlockedTypeError, EncodeError, MalformedDataError, UnknownTagError
 from .legacy_json import loads_json
 from .limits import DEFAULT_LIMITS, Limits
 
@@ -45,7 +45,7 @@ class Serializer:
     """
 
     __slots__ = (
-        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small",
+        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above",
     )  # fmt: skip
 
     def __init__(
@@ -67,7 +67,8 @@ class Serializer:
         self.pickle_fallback = pickle_fallback
         self.limits = limits
         self.validate: Literal["auto", "always"] = validate
-        self._encoder = Encoder(self.allowlist, lenient=lenient)
+        self._encoder = Encoder(self.allowlist, lenient=lenient, limits=limits)
+        self._check_above = self._encoder.check_above
         self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate)
         # Small rows skip a frame: loads_typed runs the decoder's small-row check itself.
         self._small_row = self._decoder.small_row
@@ -105,13 +106,15 @@ class Serializer:
         try:
             # Plain JSON-like values (most pending writes) in one call; anything
             # else ends this attempt at once and goes through the encoder.
-            return "msgpack", ormsgpack.packb(obj, option=OPTIONS)
+            data = ormsgpack.packb(obj, option=OPTIONS)
         except TypeError as exc:
             plain_refusal = exc
+        else:
+            return "msgpack", data if len(data) <= self._check_above else self._encoder.fits(data)
         try:
             return "msgpack", self._encoder.dumps_not_plain(obj, plain_refusal)
-        except EncodeError:
-            if self.pickle_fallback:
+        except EncodeError as exc:
+            if self.pickle_fallback and exc.limit is None:
                 return "pickle", _pickle.dumps(obj)
             raise
 
@@ -122,22 +125,26 @@ class Serializer:
         except (TypeError, ValueError):
             raise MalformedDataError("expected a (type tag, bytes) pair") from None
         if tag == "msgpack":
-            # Decoder.loads's small-row path, without its frame (see there).
-            if type(payload) is bytes:
-                size = len(payload)
-                if (
-                    size < self._tiny_row
-                    or size < self._small_row
-                    and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
-                ) and 255 not in payload:
-                    try:
-                        return self._decode_small(payload)
-                    except ENGINE_ERRORS as exc:
-                        raise engine_error(exc, payload) from None
-                    except NeedsMeter:
-                        return self._decoder.loads_with_meter(payload)  # a costly step: read again with a meter
-                return self._decoder.loads_checked(payload)
-            return self._decoder.loads(_as_bytes(payload))
+            try:
+                # Decoder.loads's small-row path, without its frame (see there).
+                if type(payload) is bytes:
+                    size = len(payload)
+                    if (
+                        size < self._tiny_row
+                        or size < self._small_row
+                        and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+                    ) and 255 not in payload:
+                        try:
+                            return self._decode_small(payload)
+                        except ENGINE_ERRORS as exc:
+                            raise engine_error(exc, payload) from None
+                        except NeedsMeter:
+                            return self._decoder.loads_with_meter(payload)  # a costly step: read again with a meter
+                    return self._decoder.loads_checked(payload)
+                return self._decoder.loads(_as_bytes(payload))
+            except BlockedTypeError as exc:
+                # Name every refused type of the row at once, not one per run (the error path only).
+                raise _hints.every_refusal(self.allowlist, payload, exc) from None
         if tag == "null":
             return None
         if tag == "bytes":

@@ -10,9 +10,11 @@ from typing import Any
 
 from serde_kit._text import shell_assignment
 from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
+from serde_kit.crypto.keyring import keyring_configured
 from serde_kit.errors import ConfigError
 
 from . import exitcodes
+from .allowopts import add_allowlist_options
 from .database import add_database_options, open_from_args
 from .output import emit, escape, plain, progress_for
 
@@ -23,10 +25,7 @@ _SHOWN = 20
 
 def _keyring_from_env(*, required: bool) -> Keyring | None:
     """The keyring from the environment; None when optional and not configured."""
-    configured = os.environ.get("SERDE_KIT_KEYRING") or os.environ.get("SERDE_KIT_KEYRING_FILE")
-    if not configured and not required:
-        return None
-    return load_keyring()
+    return load_keyring() if required or keyring_configured() else None
 
 
 def _failures(lines: list[str], failures: list[Any], prefix: str) -> None:
@@ -228,15 +227,13 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
     from . import signals
 
     keyring = load_keyring()
-    inner = None
-    if args.allow or args.allow_file:
-        from serde_kit import Allowlist
-        from serde_kit.tools.rotate import AllowlistCheck
+    check = None
+    if args.allow or args.allow_file or args.allowlist_from:
+        from serde_kit.tools.scan import AllowlistCheck
 
-        allowlist = Allowlist.from_env() | args.allow
-        if args.allow_file:
-            allowlist = allowlist | Allowlist.from_file(args.allow_file)
-        inner = AllowlistCheck(allowlist)
+        from .allowopts import allowlist_from_args
+
+        check = AllowlistCheck(allowlist_from_args(args))
     with open_from_args(args, readonly=not args.apply) as db, signals.sigterm_interrupts():
         report = rotate(
             db,
@@ -246,7 +243,7 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
             upgrade_legacy=args.upgrade_legacy,
             bind=args.bind,
             allow_pickle=args.allow_pickle,
-            inner=inner,
+            check=check,
             batch_size=args.batch_size,
             verify_after=not args.skip_verify,
             progress=progress_for(args.quiet),
@@ -268,7 +265,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
-    from serde_kit.tools.keygen import keyfile_text, keygen
+    from serde_kit.tools.keygen import keygen
 
     kms: KeyWrapper | None = None
     if args.kms_key:
@@ -293,7 +290,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     print("# environment variable (keep it in your secret store, not in shell history):")
     print(shell_assignment("SERDE_KIT_KEYRING", keyring.to_env_value()))
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
-    print(keyfile_text(keyring), end="")
+    print(keyring.to_file_text(), end="")
     return exitcodes.OK
 
 
@@ -387,15 +384,7 @@ def register(subparsers: Any) -> None:
         help="with --encrypt-plaintext/--upgrade-legacy: seal 'pickle' rows too (never unpickled here; "
         "refused by default, since sealing a planted pickle row makes it look genuine)",
     )
-    p.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="MODULE:NAME",
-        help="a type the application allows (repeatable), on top of SERDE_KIT_ALLOW / SERDE_KIT_ALLOW_FILE: "
-        "rows are checked against the allowlist before their first seal (nothing is imported)",
-    )
-    p.add_argument("--allow-file", metavar="PATH", help="module:QualName lines the application allows (as --allow)")
+    add_allowlist_options(p, what="rows are checked against the allowlist before their first seal (nothing is imported)")
     p.add_argument("--skip-verify", action="store_true", help="skip the final read-back of every row")
     _add_json(p)
     p.set_defaults(func=_cmd_rotate)

@@ -287,7 +287,7 @@ class _Renderer:
                     # our "$" tags keep their identity as an explicit list of pairs.
                     pairs = [[None, None] for _ in v]
                     target[slot] = {"$map": pairs}
-                    for pair, (k, x) in zip(pairs, v.items()):
+                    for pair, (k, x) in zip(pairs, v.items(), strict=True):
                         todo.append((k, d + 1, pair, 0))
                         todo.append((x, d + 1, pair, 1))
             else:
@@ -333,7 +333,7 @@ class _Renderer:
             return self.ndarray(payload)
         module, name = payload[0], payload[1]
         out: dict[str, Any] = {"$type": f"{module}.{name}" if module else name, "$code": code}
-        slot = "args" if code == codes.CONSTRUCTOR_POS_ARGS else "kwargs" if code == codes.CONSTRUCTOR_KW_ARGS else "value"
+        slot = {codes.CONSTRUCTOR_POS_ARGS: "args", codes.CONSTRUCTOR_KW_ARGS: "kwargs"}.get(code, "value")
         out[slot] = None
         todo.append((payload[2], depth + 1, out, slot))
         if len(payload) >= 4:
@@ -437,7 +437,7 @@ def _array_preview(dtype: str, itemsize: int, buf: bytes, limit: int) -> list[An
         return None
     values = list(struct.unpack_from(f"{endian}{fmt * count}", buf))
     if kind == "c":
-        values = [{"real": r, "imag": i} for r, i in zip(values[::2], values[1::2])]
+        values = [{"real": r, "imag": i} for r, i in zip(values[::2], values[1::2], strict=True)]
     return [{"$float": repr(v)} if isinstance(v, float) and not math.isfinite(v) else v for v in values]
 
 

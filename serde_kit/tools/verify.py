@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from serde_kit.crypto import Keyring
+from serde_kit.crypto.cipher import RowCipher
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import SerdeError
 
-from .common import Progress, RowFailure, bytes_serializer, describe_failure, open_bar, stray_failure
+from .common import Progress, RowFailure, describe_failure, open_bar, stray_failure
 from .db import Database
 from .tally import RowTally
 
@@ -56,7 +57,7 @@ def verify(db: Database, *, keyring: Keyring, batch_size: int = 500, progress: P
     Plaintext rows are counted, not failed (rotate leaves them unless asked);
     rows with an unreadable tag or header, and stray rows, fail.
     """
-    serde = bytes_serializer(keyring, allow_plaintext=True)
+    cipher = RowCipher(keyring, allow_plaintext=True)
     report = VerifyReport(expected=db.count_rows())
     bar = open_bar(progress, report.expected, "verify")
     try:
@@ -74,7 +75,7 @@ def verify(db: Database, *, keyring: Keyring, batch_size: int = 500, progress: P
                 if info.kind is not RowKind.AESGCM or info.key_id != keyring.primary_id:
                     report.not_primary += 1
                 try:
-                    serde.decrypt_row((row.tag, row.blob))
+                    cipher.open(row.tag, row.blob)
                 except SerdeError as e:
                     report.counts.failed += 1
                     report.failures.append(RowFailure.of(row, describe_failure(info, e)))

@@ -15,10 +15,7 @@ from serde_kit.errors import ConfigError
 from .address import masked
 from .base import Database as Database
 from .batch import Batch as Batch
-from .model import EMPTY_TAG as EMPTY_TAG
-from .model import Layout as Layout
-from .model import Row as Row
-from .model import Table as Table
+from .model import EMPTY_TAG as EMPTY_TAG, Layout as Layout, Row as Row, Table as Table
 
 __all__ = ["EMPTY_TAG", "ENV_VAR", "Batch", "Database", "Layout", "Row", "Table", "open_database", "split_url"]
 
