@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 import ormsgpack
 
+from . import budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
@@ -128,7 +129,7 @@ def check(data: bytes, limits: Limits) -> None:
     if size > limits.max_containers:
         classes = data.translate(_CLASSES)
         if classes.count(b"C") + classes.count(b"A") > limits.max_containers:
-            scan(data, limits)
+            _walk(data, limits)
             return
         suspect_keys = may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
     elif size >= SMALL_ROW and may_hold_big_map(data):
@@ -138,8 +139,27 @@ def check(data: bytes, limits: Limits) -> None:
             len(data.translate(None, _NOT_ARRAY_HEADER)) >= FLOOD_KEYS
             and data.translate(_CLASSES).count(_KEY_START) >= FLOOD_KEYS
         )
+    if not suspect_keys and size >= SMALL_ROW:
+        suspect_keys = _may_hold_long_keys(data, limits)
     if (suspect_keys or _may_hold_timestamp(data)) and not _plain_keys(data):
-        scan(data, limits)
+        _walk(data, limits)
+
+
+def _may_hold_long_keys(data: bytes, limits: Limits) -> bool:
+    """Whether a map may hold more than ``max_hash_collisions`` array keys of 16 or more
+    elements. Each collision among such keys costs their length, so a map of fewer
+    than FLOOD_KEYS of them can flood too; each starts with an array16/array32 header,
+    rare outside such keys (two byte counts at C speed)."""
+    flood = limits.max_hash_collisions + 1
+    return data.count(0xDC) + data.count(0xDD) >= flood and may_hold_big_map(data, flood)
+
+
+def _walk(data: bytes, limits: Limits) -> None:
+    """:func:`scan`, charged to the call's work meter (it runs in Python)."""
+    meter = budget.current()
+    if meter is not None:
+        meter.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
+    scan(data, limits)
 
 
 def may_hold_big_map(data: bytes, entries: int = FLOOD_KEYS) -> bool:

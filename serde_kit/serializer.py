@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 import ormsgpack
 
-from . import _pickle
+from . import _langgraph_log, _pickle
 from .allowlist import Allowlist, AllowEntry
+from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
 from .encoder import OPTIONS, Encoder
 from .errors import EncodeError, MalformedDataError, UnknownTagError
@@ -73,6 +74,7 @@ class Serializer:
         self._small_row = self._decoder.small_row
         self._tiny_row = self._decoder.tiny_row
         self._decode_small = self._decoder.engine.decode
+        _langgraph_log.install()  # LangGraph's strict-msgpack warning: once, explained
 
     def with_allow(self, *entries: AllowEntry) -> Serializer:
         """A copy of this serializer that also allows ``entries``."""
@@ -135,6 +137,8 @@ class Serializer:
                         return self._decode_small(payload)
                     except ENGINE_ERRORS as exc:
                         raise engine_error(exc, payload) from None
+                    except NeedsMeter:
+                        pass  # a costly step: read again with a work meter
                 return self._decoder.loads_checked(payload)
             return self._decoder.loads(_as_bytes(payload))
         if tag == "null":

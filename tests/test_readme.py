@@ -469,7 +469,7 @@ def test_the_cli_tour_runs_on_the_demo_database(tmp_path: Path) -> None:
     assert "primary k2" in outputs["serde-kit status"]
     assert "0 failed" in outputs["serde-kit verify"]
     assert "task-001" in outputs["serde-kit inspect"]
-    assert 'SERDE_KIT_ALLOW="demo:DocSummary,demo:Reviewer"' in outputs["serde-kit allowlist scan --check"]
+    assert "SERDE_KIT_ALLOW=demo:DocSummary,demo:Reviewer" in outputs["serde-kit allowlist scan --check"]
     env["SERDE_KIT_ALLOW"] = "demo:DocSummary,demo:Reviewer"
     done = subprocess.run(["bash", "-c", "serde-kit allowlist scan --check"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from serde_kit._text import shell_assignment
 from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
 from serde_kit.crypto.keyring import keyring_configured
 from serde_kit.errors import ConfigError
@@ -44,13 +45,13 @@ def format_status(report: Any) -> str:
 
     keys = sorted({k for t in report.tables for k in t.by_key})
     columns = [f"key {k}" + (" (primary)" if k == report.primary_id else "") for k in keys]
-    columns += ["plaintext", "legacy +aes", "unknown", "stray", "empty"]
+    columns += ["bound", "unbound", "plaintext", "legacy +aes", "unknown", "stray", "empty"]
     if report.verified:
         columns.append("failed")
     rows = []
     for t in [*report.tables, report.total]:
         cells: list[Any] = [t.name, t.rows, *(t.by_key.get(k, 0) for k in keys)]
-        cells += [t.plaintext, t.legacy, t.unknown, t.stray, t.empty]
+        cells += [t.bound, t.unbound, t.plaintext, t.legacy, t.unknown, t.stray, t.empty]
         if report.verified:
             cells.append(t.failed)
         rows.append(cells)
@@ -64,6 +65,11 @@ def format_status(report: Any) -> str:
         missing = [k for k in keys if k not in report.keyring_ids]
         if missing:
             out.append(f"warning: rows use key id(s) not in the keyring: {', '.join(missing)}")
+    if report.total.unbound:
+        out.append(
+            f"note: {report.total.unbound} encrypted row(s) are not bound to their thread; before turning on "
+            "bind_rows(..., require_bound=True), bind them with `serde-kit rotate --bind --apply`"
+        )
     if not report.complete:
         out.append(
             f"warning: saw {report.total.rows} of the {report.expected} rows counted first "
@@ -179,7 +185,13 @@ def format_retire(report: Any) -> str:
 
 def status_json(report: Any) -> dict[str, Any]:
     """``status --json``: the report's fields, plus the total and the verdict."""
-    return {**plain(report), "total": plain(report.total), "complete": report.complete, "ok": report.ok}
+    return {
+        **plain(report),
+        "tables": [{**plain(t), "encrypted": t.encrypted} for t in report.tables],
+        "total": {**plain(report.total), "encrypted": report.total.encrypted},
+        "complete": report.complete,
+        "ok": report.ok,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -276,7 +288,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
         return exitcodes.OK
     print(f"# new key id: {key_id}" + (" (primary; existing keys kept after it)" if extend else ""))
     print("# environment variable (keep it in your secret store, not in shell history):")
-    print(f"SERDE_KIT_KEYRING={keyring.to_env_value()}")
+    print(shell_assignment("SERDE_KIT_KEYRING", keyring.to_env_value()))
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
     print(keyring.to_file_text(), end="")
     return exitcodes.OK
@@ -286,7 +298,7 @@ def _keygen_wrapped(args: argparse.Namespace, kms: KeyWrapper, extend: Keyring |
     """``keygen --kms-key``: entries wrapped by the KMS key; no data key is ever shown or written in the clear."""
     from serde_kit.tools.keygen import keygen, keygen_wrapped
 
-    load = f"load it with SERDE_KIT_KMS_KEY={args.kms_key} (or load_keyring(kms=AwsKms(...)))"
+    load = f"load it with {shell_assignment('SERDE_KIT_KMS_KEY', args.kms_key)} (or load_keyring(kms=AwsKms(...)))"
     if path is not None:
         key_id, keyring = keygen(args.id, extend=extend)
         keyring.to_file(path, kms=kms)
@@ -298,7 +310,7 @@ def _keygen_wrapped(args: argparse.Namespace, kms: KeyWrapper, extend: Keyring |
           + (" (primary; existing keys kept after it, wrapped too)" if extend else ""))  # fmt: skip
     print(f"# no key is shown in the clear; {load}")
     print("# environment variable (keep it in your secret store):")
-    print(f"SERDE_KIT_KEYRING={','.join(entries)}")
+    print(shell_assignment("SERDE_KIT_KEYRING", ",".join(entries)))
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
     for entry in entries:
         print(entry)

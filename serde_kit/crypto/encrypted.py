@@ -26,7 +26,8 @@ from typing import Any, Protocol
 from serde_kit.errors import DecryptionError, RowBindingError
 
 from .binding import SCOPE, BindingScope, RowIdentity
-from .blob import CIPHER_NAME, NONCE_SIZE, ParsedBlob
+from . import aesgcm
+from .blob import CIPHER_NAME, NONCE_SIZE, ParsedBlob, blob_key_id
 from .cipher import _LARGE, RowCipher
 from .keyring import Keyring, load_keyring
 
@@ -211,7 +212,7 @@ class EncryptedSerializer:
                     else:
                         plaintext = decrypt(blob[nonce_at:start], memoryview(blob)[start:], aad)
                 except self._auth_error:
-                    raise DecryptionError("authentication failed") from None
+                    raise DecryptionError(aesgcm.auth_failed(blob_key_id(header))) from None
                 return self._inner.loads_typed((inner_tag, plaintext))
         tag, blob = data
         return self._inner.loads_typed(self._cipher.open_in_scope(tag, blob, _current_scope(), outside_ok=False))

@@ -39,10 +39,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from serde_kit.errors import KeyringError, SerdeError, UnknownKeyError
+from serde_kit.errors import KeyringError, UnknownKeyError
 
 from .blob import check_key_id
-from .secret import SecretBytes, detached
+from .secret import SecretBytes, scrubbed
 
 if TYPE_CHECKING:
     from .wrapping import KeyWrapper
@@ -127,8 +127,8 @@ class Keyring:
         try:
             self._init(keys, primary, legacy_key)
             return
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del keys, legacy_key  # key material: not in the frame the error is raised from
         raise err
 
@@ -183,8 +183,8 @@ class Keyring:
         """
         try:
             return cls._from_env(var, environ, legacy_var, kms)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del environ
         raise err
 
@@ -215,14 +215,15 @@ class Keyring:
         Entries ``id:kms:<base64 wrapped key>`` are unwrapped once, here, by
         ``kms``.  Refuses (:class:`~serde_kit.errors.KeyringError`) a missing file,
         one that group or others may read or write (``chmod 600``), one owned by
-        another user than the effective one or root, and one in a directory (or
-        under one) that group or others may write without the sticky bit, as
-        ssh's StrictModes does.
+        another user than the effective one or root, and one whose path as given
+        passes through a directory group or others may write (without the sticky
+        bit) or another user's directory or symlink: every component is checked
+        with ``lstat``, links followed where they point, as ssh's StrictModes does.
         """
         try:
             return cls._from_file(path, kms)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         raise err
 
     @classmethod
@@ -299,8 +300,8 @@ class Keyring:
         new: SecretBytes | None = None
         try:
             new = _check_key(key_id, key, "")
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         else:
             if key_id not in self._keys or self._keys[key_id] == new:
                 keys = {**self._keys, key_id: new}
@@ -335,8 +336,8 @@ class Keyring:
         """A copy holding ``legacy_key`` (LangGraph's ``LANGGRAPH_AES_KEY`` bytes), or none."""
         try:
             return Keyring(self._keys, primary=self._primary, legacy_key=legacy_key)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del legacy_key
         raise err
 
@@ -436,8 +437,20 @@ def _entries(text: str) -> Iterable[str]:
                 yield part
 
 
+#: Symlinks followed while checking a key file's path (the kernel's own limit is 40).
+MAX_SYMLINKS = 40
+
+
 def _check_file_access(p: Path, st: os.stat_result) -> None:
-    """StrictModes for a key file: owner, mode, and every directory above it."""
+    """StrictModes for a key file: owner, mode, and every component of its path.
+
+    The file we opened is ``st``.  Its path is then walked as given, one
+    component at a time with ``lstat`` (as the kernel resolves it): every
+    directory passed through, every symlink followed (and the directories its
+    target passes through) must be owned by this user or root, and every
+    directory must be closed to writes by group and others unless sticky.
+    Whoever can write one of them could re-point the path at another file.
+    """
     euid = os.geteuid()
     if st.st_uid not in (euid, 0):
         raise KeyringError(
@@ -449,27 +462,88 @@ def _check_file_access(p: Path, st: os.stat_result) -> None:
             f"key file {str(p)!r} is readable or writable by group/others "
             f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {p}"
         )
-    # Whoever can write a directory on the way can swap the file (or the directory).
-    d = Path(os.path.realpath(p)).parent
-    while True:
-        try:
-            dst = os.stat(d)
-        except OSError as e:
-            raise KeyringError(f"cannot check directory {str(d)!r} of the key file: {e.strerror}") from None
-        if dst.st_uid not in (euid, 0):
-            raise KeyringError(
-                f"directory {str(d)!r} above key file {str(p)!r} is owned by uid {dst.st_uid}, "
-                f"not by this process's user (uid {euid}) or root; move the key file to a "
-                "directory you own"
-            )
-        if dst.st_mode & 0o022 and not dst.st_mode & stat.S_ISVTX:
-            raise KeyringError(
-                f"directory {str(d)!r} above key file {str(p)!r} is writable by group/others "
-                f"(mode {dst.st_mode & 0o777:o}), who could replace the file; run: chmod go-w {d}"
-            )
-        if d.parent == d:
-            return
-        d = d.parent
+    final = _walk_path(p, euid)
+    if (final.st_dev, final.st_ino) != (st.st_dev, st.st_ino):
+        raise KeyringError(
+            f"key file {str(p)!r} changed while it was read (its path now names another file); "
+            "check who can write the directories on its path, then retry"
+        )
+
+
+def _check_directory(d: str, dst: os.stat_result, p: Path, euid: int) -> None:
+    if dst.st_uid not in (euid, 0):
+        raise KeyringError(
+            f"directory {d!r} on the path of key file {str(p)!r} is owned by uid {dst.st_uid}, "
+            f"not by this process's user (uid {euid}) or root; move the key file to a "
+            "directory you own"
+        )
+    if dst.st_mode & 0o022 and not dst.st_mode & stat.S_ISVTX:
+        raise KeyringError(
+            f"directory {d!r} on the path of key file {str(p)!r} is writable by group/others "
+            f"(mode {dst.st_mode & 0o777:o}), who could replace the file or a link to it; "
+            f"run: chmod go-w {d}, or set {FILE_ENV_VAR} to a path that does not pass through it"
+        )
+
+
+def _lstat(path: str, p: Path) -> os.stat_result:
+    try:
+        return os.lstat(path)
+    except OSError as e:
+        raise KeyringError(f"cannot check {path!r} on the path of key file {str(p)!r}: {e.strerror}") from None
+
+
+def _walk_path(p: Path, euid: int) -> os.stat_result:
+    """Resolve ``p`` component by component as the kernel does, checking each; the file's lstat."""
+    text = os.fspath(p)
+    pending = text.split("/")
+    current = "/" if text.startswith("/") else os.getcwd()
+    for d in _ancestors(current):  # the directories the relative path starts from
+        _check_directory(d, _lstat(d, p), p, euid)
+    links = 0
+    last: os.stat_result | None = None
+    while pending:
+        name = pending.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = os.path.dirname(current) or "/"  # current is resolved: its parent is real
+            last = None
+            continue
+        path = os.path.join(current, name)
+        lst = _lstat(path, p)
+        if stat.S_ISLNK(lst.st_mode):
+            links += 1
+            if links > MAX_SYMLINKS:
+                raise KeyringError(f"key file {str(p)!r}: more than {MAX_SYMLINKS} symlinks on its path")
+            if lst.st_uid not in (euid, 0):
+                raise KeyringError(
+                    f"symlink {path!r} on the path of key file {str(p)!r} is owned by uid {lst.st_uid}, "
+                    f"not by this process's user (uid {euid}) or root, who could re-point it; "
+                    f"set {FILE_ENV_VAR} to the real file's path"
+                )
+            target = os.readlink(path)
+            if target.startswith("/"):
+                current = "/"
+                _check_directory("/", _lstat("/", p), p, euid)
+            pending = target.split("/") + pending
+            continue
+        if pending and any(part not in ("", ".") for part in pending):
+            if not stat.S_ISDIR(lst.st_mode):
+                raise KeyringError(f"{path!r} on the path of key file {str(p)!r} is not a directory")
+            _check_directory(path, lst, p, euid)
+        current = path
+        last = lst
+    if last is None:
+        last = _lstat(current, p)
+    return last
+
+
+def _ancestors(directory: str) -> list[str]:
+    """``directory`` (absolute, resolved) and every directory above it, root first."""
+    out = [directory]
+    while out[-1] != "/":
+        out.append(os.path.dirname(out[-1]) or "/")
+    return out[::-1]
 
 
 def _unwrap(key_id: str, rest: str, n: int, source: str, kms: KeyWrapper | None) -> bytes:
@@ -577,8 +651,8 @@ def load_keyring(
     """
     try:
         keyring = _load_keyring(environ, kms)
-    except SerdeError as e:
-        err = detached(e)
+    except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+        err = scrubbed(e)
     else:
         if remove_from_environ:
             env = os.environ if environ is None else environ

@@ -207,6 +207,14 @@ def resolve(cls: type) -> EncodeFn | None:
     return None
 
 
+def is_generic_model(cls: Any) -> bool:
+    """Whether ``cls`` is an unparametrised generic pydantic v2 model (``Box`` of ``Box[T]``)."""
+    if not is_v2_model(cls):
+        return False
+    meta = cls.__dict__.get("__pydantic_generic_metadata__")
+    return isinstance(meta, dict) and meta.get("origin") is None and bool(meta.get("parameters"))
+
+
 def is_v2_model(cls: Any) -> bool:
     v2 = sys.modules.get("pydantic")
     return v2 is not None and isinstance(cls, type) and issubclass(cls, v2.BaseModel)

@@ -27,6 +27,7 @@ from typing import Any, cast
 import ormsgpack
 from ormsgpack import Ext
 
+from .. import budget
 from ..errors import EncodeError
 from ..limits import Limits
 from . import codes
@@ -644,7 +645,9 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
     from .._prescan import check_hash_collisions
 
     max_text = limits.max_text_length
-    max_digits = limits.max_number_digits
+    # A Decimal's exponent costs nothing until the value is used; the default context
+    # (and so the stock reader) allows up to Emax: so do we, or more if the limit says.
+    max_exponent = max(limits.max_number_digits, decimal.DefaultContext.Emax, -decimal.DefaultContext.Emin)
 
     def text(value: Any, what: str) -> str:
         if type(value) is not str:
@@ -664,13 +667,17 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         numerator, denominator = _ints(env[2], 2)
         for part in (numerator, denominator):
             limits.check("max_number_digits", "decimal digits of a stored Fraction", int(part.bit_length() * _DIGITS_PER_BIT))
+        # Reducing by gcd is quadratic in the parts' bits: a row may hold many.
+        gcd_work = numerator.bit_length() * denominator.bit_length() // budget.GCD_BITS_SQUARED_PER_UNIT
+        if gcd_work > budget.FREE_UNITS:
+            budget.charge(gcd_work, "reducing stored Fractions")
         return fractions.Fraction(numerator, denominator)
 
     def decimal_(env: list[Any]) -> decimal.Decimal:
         # Its digits are bounded by the text; its exponent is not ("1e999999999").
         source = env[2]
         value = decimal.Decimal(source if type(source) is str and len(source) <= max_text else text(source, "Decimal text"))
-        if value.is_finite() and abs(value.adjusted()) > max_digits:
+        if value.is_finite() and abs(value.adjusted()) > max_exponent:
             raise limits.refuse("max_number_digits", "exponent of a stored Decimal", abs(value.adjusted()))
         return value
 
@@ -683,6 +690,7 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         limits.check("max_regex_classes", "character classes in a stored regex pattern", classes)
         if flags & ~limits.regex_flags:
             raise limits.refuse("regex_flags", "flags of a stored regex pattern", hex(flags))
+        budget.charge(budget.regex_units(source, flags), "compiling stored regex patterns")
         return re.compile(source, flags)
 
     def items(value: Any, what: str) -> list[Any]:

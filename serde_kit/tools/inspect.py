@@ -422,10 +422,41 @@ def _fetch_writes(db: Database, thread_id: str, ns: str, checkpoint_id: str, dec
 
 
 @dataclass
+class ListEdit:
+    """How a list-valued channel (``messages``, say) changed: what went and what came.
+
+    The first ``kept_head`` and the last ``kept_tail`` items are the same on both
+    sides; ``removed`` were between them before, ``added`` are between them now
+    (an appended message is one item in ``added``; a message replaced in place is
+    one item in each).
+    """
+
+    kept_head: int
+    kept_tail: int
+    removed: list[Any]
+    added: list[Any]
+
+
+def list_edit(before: list[Any], after: list[Any]) -> ListEdit:
+    """The :class:`ListEdit` from ``before`` to ``after``: shared head and tail, the rest in between."""
+    head = 0
+    limit = min(len(before), len(after))
+    while head < limit and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    return ListEdit(head, tail, before[head : len(before) - tail], after[head : len(after) - tail])
+
+
+@dataclass
 class CheckpointDiff:
     """What changed in a thread's channel values from one checkpoint to another.
 
-    ``changed`` maps a channel to ``[before, after]`` (rendered values).
+    ``changed`` maps a channel to ``[before, after]`` (rendered values); for a
+    channel that holds a list on both sides, ``list_edits`` says which items went
+    and which came (so an appended message is shown, not hidden behind the items
+    both sides share).
     """
 
     thread_id: str
@@ -437,6 +468,7 @@ class CheckpointDiff:
     added: dict[str, Any] = field(default_factory=dict)
     removed: dict[str, Any] = field(default_factory=dict)
     changed: dict[str, list[Any]] = field(default_factory=dict)
+    list_edits: dict[str, ListEdit] = field(default_factory=dict)
     unreadable: int = 0
 
 
@@ -481,6 +513,8 @@ def diff_checkpoints(
             diff.removed[name] = old[name]
         elif old[name] != new[name]:
             diff.changed[name] = [old[name], new[name]]
+            if isinstance(old[name], list) and isinstance(new[name], list):
+                diff.list_edits[name] = list_edit(old[name], new[name])
     return diff
 
 

@@ -36,7 +36,6 @@ sealed without being unpickled: unpickling runs code named by the data).
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -182,8 +181,6 @@ def _pending(row: Row, header: bytes | None) -> bool:
 
 
 _BOUND_BYTE = bytes((BOUND_VERSION,))
-#: ``checkpoint_ns_hash`` of the root namespace (MySQL savers key rows by MD5(checkpoint_ns)).
-_ROOT_NS_HASH = hashlib.md5(b"").digest()
 _PICKLE_TAG = "pickle"
 _PICKLE_REFUSED = (
     "PickleRowRefused: a 'pickle' row; unpickling runs code named by the data, and sealing it would "
@@ -199,47 +196,16 @@ class _InnerLike(Protocol):
 class _Identities:
     """Each row's identity from its own key columns: exactly what ``bind_rows`` binds.
 
-    ``thread_id`` and ``checkpoint_ns`` (SQLite and PostgreSQL savers); MySQL
-    savers key rows by ``checkpoint_ns_hash`` = MD5(checkpoint_ns), so the
-    namespace is read once per hash (and checked against it).  None for tables
-    that have no thread (LangGraph's ``cache``): such rows stay unbound.
+    The database's dialect reads it (:meth:`Database.row_identity`); None for
+    tables that have no thread (LangGraph's ``cache``): such rows stay unbound.
     """
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._columns = {t.name: t.pk_columns for t in db.tables}
-        self._ns_by_hash: dict[bytes, str | None] = {_ROOT_NS_HASH: ""}
 
     def of(self, row: Row) -> RowIdentity | None:
-        columns = self._columns.get(row.table, ())
-        if "thread_id" not in columns:
-            return None
-        thread_id = row.pk[columns.index("thread_id")]
-        if "checkpoint_ns" in columns:
-            ns = row.pk[columns.index("checkpoint_ns")]
-        elif "checkpoint_ns_hash" in columns:
-            ns = self._namespace(row.table, row.pk[columns.index("checkpoint_ns_hash")])
-        else:
-            return None
-        if thread_id is None or not isinstance(ns, str):
-            return None
-        return RowIdentity(str(thread_id), ns)
-
-    def _namespace(self, table: str, digest: Any) -> str | None:
-        if not isinstance(digest, (bytes, bytearray, memoryview)):
-            return None
-        digest = bytes(digest)
-        if digest not in self._ns_by_hash:
-            db = self._db
-            found = db.query(
-                f"SELECT checkpoint_ns FROM {db.quote(table)} WHERE checkpoint_ns_hash = {db.mark} LIMIT 1",
-                [digest],
-            )
-            ns = found[0][0] if found else None
-            # Trust the column only where it is the namespace's hash (it is a plain column in older layouts).
-            ok = isinstance(ns, str) and hashlib.md5(ns.encode()).digest() == digest
-            self._ns_by_hash[digest] = ns if ok else None
-        return self._ns_by_hash[digest]
+        found = self._db.row_identity(row)
+        return None if found is None else RowIdentity(*found)
 
 
 class _Rotator:

@@ -10,10 +10,12 @@ report ends with ready-to-paste allowlist snippets.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from serde_kit._text import allow_entry, shell_assignment, shown
 from serde_kit.allowlist import ENV_VAR, Allowlist
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import BlockedTypeError, SerdeError
@@ -41,8 +43,13 @@ class TypeUse:
 
     @property
     def key(self) -> str:
-        """``module:name``, the allowlist entry format."""
+        """``module:name`` as stored (for display; see :attr:`entry` for pasting)."""
         return f"{self.module}:{self.name}"
+
+    @property
+    def entry(self) -> str | None:
+        """The allowlist entry to paste, or None when the stored name is not a dotted identifier."""
+        return allow_entry(self.module, self.name)
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for ``--json``."""
@@ -79,18 +86,27 @@ class ScanReport:
         """Types outside the built-in defaults: what an application must list itself."""
         return [t for t in self.sorted_types() if not t.default]
 
+    def invalid_names(self) -> list[TypeUse]:
+        """Needed types whose stored name is no dotted identifier: no application wrote them,
+        so the snippets leave them out (a name like ``myapp$(cmd)`` must never be pasted)."""
+        return [t for t in self.needed() if t.entry is None]
+
     def missing(self) -> list[TypeUse]:
         """Types the current allowlist does not cover (decoding them would fail)."""
         return [t for t in self.sorted_types() if not t.covered]
 
     def snippets(self) -> dict[str, str]:
-        """Ready-to-paste allowlists for the needed types: code, env and file formats."""
-        needed = self.needed()
-        pairs = ", ".join(f"({t.module!r}, {t.name!r})" for t in needed)
+        """Ready-to-paste allowlists for the needed types: code, env and file formats.
+
+        Only types whose stored names are dotted identifiers are listed; the env
+        line is shell-quoted.
+        """
+        entries = [e for e in (t.entry for t in self.needed()) if e is not None]
+        pairs = ", ".join(repr(tuple(e.split(":", 1))) for e in entries)
         return {
             "code": f"Serializer(allow=[{pairs}])",
-            "env": f'{ENV_VAR}="{",".join(t.key for t in needed)}"',
-            "file": "".join(f"{t.key}\n" for t in needed),
+            "env": shell_assignment(ENV_VAR, ",".join(entries)),
+            "file": "".join(f"{e}\n" for e in entries),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -106,6 +122,7 @@ class ScanReport:
             "types": [t.to_json() for t in self.sorted_types()],
             "numpy_arrays": self.numpy_arrays,
             "missing": [t.key for t in self.missing()],
+            "invalid_names": [t.key for t in self.invalid_names()],
             "snippets": self.snippets(),
         }
 
@@ -159,10 +176,16 @@ class AllowlistCheck:
             # numpy arrays and delta snapshots name no class: the decoder builds them itself.
             if code in codes.NAMELESS_CODES or self._allows(module, name):
                 continue
+            entry = allow_entry(module, name)
+            fix = (
+                "its name is not a valid Python name, so no application wrote it: the row was planted, delete it"
+                if entry is None
+                else f"if the application allows it, add it with --allow {shlex.quote(entry)} "
+                "(or SERDE_KIT_ALLOW), else the row was planted: delete it"
+            )
             raise BlockedTypeError(
-                f"row holds {module}.{name} (ext code {code}), which the application's allowlist does "
-                f"not allow; if the application allows it, add it with --allow {module}:{name} "
-                f"(or SERDE_KIT_ALLOW), else the row was planted: delete it",
+                f"row holds {shown(module)}.{shown(name)} (ext code {code}), which the application's "
+                f"allowlist does not allow; {fix}",
                 module=module,
                 name=name,
             )

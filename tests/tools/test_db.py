@@ -189,7 +189,7 @@ def test_sqlite_readonly_cannot_write(graph_sqlite_db):
 def test_postgres_readonly_cannot_write(graph_postgres_db):
     with open_database(postgres=graph_postgres_db) as store:
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
-            store.conn.execute("DELETE FROM checkpoint_writes")
+            store.conn.execute("DELETE FROM public.checkpoint_writes")
         with pytest.raises(ConfigError, match="read-only"):
             store.batch(store.tables[0], after=None, limit=5)
     assert sql_counts_postgres(graph_postgres_db)["checkpoint_writes"] > 0
