@@ -81,7 +81,7 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine",
+        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_unvalidated_warned",
     )  # fmt: skip
 
     def __init__(
@@ -90,6 +90,7 @@ class Decoder:
         if validate not in pydantic.VALIDATE_MODES:
             raise ValueError(f"validate must be one of {', '.join(map(repr, pydantic.VALIDATE_MODES))}, not {validate!r}")
         self._validate = validate
+        self._unvalidated_warned: set[Any] = set()
         self._allowlist = allowlist
         self._lenient = lenient
         self._limits = limits
@@ -148,11 +149,14 @@ class Decoder:
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        with budget.metered(size, limits):
-            try:
-                return self._loads_metered(data)
-            except MemoryError:
-                raise engine_error(MemoryError(), data) from None
+        opened = budget.open_meter(size, limits)
+        try:
+            return self._loads_metered(data)
+        except MemoryError:
+            raise engine_error(MemoryError(), data) from None
+        finally:
+            if opened:
+                budget.close_meter()
 
     def _loads_metered(self, data: bytes) -> Any:
         limits = self._limits
@@ -181,7 +185,7 @@ class Decoder:
             _prescan.check(data, limits)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
         untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
-        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT:
+        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):
             return _stack.on_big_stack(self._decode_adopting, budget.current(), data, untracked)
         return self._decode(data, untracked)
 
@@ -341,6 +345,7 @@ class Decoder:
         if found is not None:
             return found
         if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
+            events.blocked(module, name)
             return _Blocked(_subscripted_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG and (module, name, method or "") not in stdlib.METHODS:
             events.method_blocked(module, name, method)  # LangGraph's serde event, as the stock reader
@@ -348,7 +353,6 @@ class Decoder:
         if not self._allowlist.allows(module, name):
             events.blocked(module, name)
             return _Blocked(_blocked_error(code, module, name))
-        events.unregistered_allowed(self._allowlist, module, name)
         if code == codes.METHOD_SINGLE_ARG:
             found = self._methods.get((module, name, method or ""))
             if found is None:
@@ -371,7 +375,7 @@ class Decoder:
                 if code == codes.PYDANTIC_V2:
                     found = pydantic.v2_rebuilder(cls, self._validate)
                 elif code == codes.PYDANTIC_V1:
-                    found = pydantic.v1_rebuilder(cls)
+                    found = pydantic.v1_rebuilder(cls, self._validate)
                 else:
                     found = user.rebuilder(code, cls)
             except TypeError as exc:
@@ -386,7 +390,10 @@ class Decoder:
                 found = _checked_first(check, found)
         if len(self._cache) >= _MAX_CACHED:
             self._cache.clear()  # only allowed names get here, but generic ones multiply
+        # Reported once the verdict is cached: a decode that restarts with a meter asks again.
+        events.unregistered_allowed(self._allowlist, module, name)
         self._cache[key] = found
+        events.unregistered_allowed(self._allowlist, module, name)  # once: after the verdict is cached
         return found
 
     def resolve_class(self, module: str, name: str) -> Any:
@@ -396,6 +403,7 @@ class Decoder:
         that is not such a model, :class:`RebuildError` when the import fails."""
         parsed = parse_name(name)
         if parsed is None:
+            events.blocked(module, name)
             raise BlockedTypeError(
                 f"refused to build {shown(module)}.{shown(name)}: not a class name (a dotted "
                 "qualname, or a generic pydantic model's name such as 'Box[int]')",
@@ -441,8 +449,8 @@ class Decoder:
             found = _import(modules[0], qualname)
         if args is None:
             return found
-        inner = tuple(self._argument(module, name, item) for item in args)
-        return found[inner if len(inner) > 1 else inner[0]]
+        inner: tuple[Any, ...] = tuple(self._argument(module, name, item) for item in args)
+        return found[inner[0]] if len(inner) == 1 else found[inner]
 
     def lenient_payload(self, blocked: _Blocked | RebuildError, env: list[Any]) -> Any:
         """Lenient mode: the raw payload in place of the value, with one warning per type."""
@@ -512,6 +520,16 @@ class Decoder:
     @property
     def lenient(self) -> bool:
         return self._lenient
+
+    @property
+    def validate(self) -> str:
+        """How stored pydantic models are built: ``"auto"`` or ``"always"``."""
+        return self._validate
+
+    @property
+    def unvalidated_warned(self) -> set[Any]:
+        """Model classes this reader warned about building unvalidated (legacy json rows)."""
+        return self._unvalidated_warned
 
 
 def engine_error(exc: BaseException, data: bytes) -> SerdeError:

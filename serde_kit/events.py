@@ -16,6 +16,8 @@ sees serde_kit's refusals too:
                                           verdict is cached)
 ========================================  =========================================================
 
+Called by the decoder only, inside a decode call (a refusal found on the small-row
+path asks for the metered read first, so each is reported once).
 ``module``, ``name`` and ``method`` are the stored strings, as the stock serializer
 passes them: they come from the data, so treat them as untrusted text.  Without
 langgraph-checkpoint installed these functions do nothing.  Counting refusals::
@@ -33,6 +35,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from . import budget
 
 __all__ = ["BLOCKED", "METHOD_BLOCKED", "UNREGISTERED_ALLOWED", "blocked", "method_blocked", "unregistered_allowed"]
 
@@ -59,8 +63,18 @@ def _emitter() -> _Emit | None:
     return _emit
 
 
+def _in_the_final_pass() -> None:
+    # Small rows are first read without a work meter and read again with one when a
+    # costly step needs it (serde_kit.budget): an event sent in the first pass would be
+    # sent again in the second. A refusal asks for the metered pass before it reports,
+    # so each is reported once; refusals are rare, so the second read costs nothing
+    # that matters, and honest rows never get here.
+    budget.charge(0, "refused types")
+
+
 def blocked(module: str, name: str) -> None:
     """Emit ``msgpack_blocked`` for a stored ``(module, name)`` the allowlist refused."""
+    _in_the_final_pass()
     emit = _emitter()
     if emit is not None:
         emit({"kind": BLOCKED, "module": module, "name": name})
@@ -68,6 +82,7 @@ def blocked(module: str, name: str) -> None:
 
 def method_blocked(module: str, name: str, method: str | None) -> None:
     """Emit ``msgpack_method_blocked`` for an ext code 3 row whose method is not in the fixed table."""
+    _in_the_final_pass()
     emit = _emitter()
     if emit is not None:
         emit({"kind": METHOD_BLOCKED, "module": module, "name": name, "method": "" if method is None else method})

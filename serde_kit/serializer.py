@@ -8,12 +8,12 @@ from typing import Any, Literal
 
 import ormsgpack
 
-from . import _langgraph_log, _pickle
+from . import _hints, _langgraph_log, _pickle
 from .allowlist import Allowlist, AllowEntry
 from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
 from .encoder import OPTIONS, Encoder
-from .errors import EncodeError, MalformedDataError, UnknownTagError
+from .errors import BlockedTypeError, EncodeError, MalformedDataError, UnknownTagError
 from .legacy_json import loads_json
 from .limits import DEFAULT_LIMITS, Limits
 
@@ -125,22 +125,26 @@ class Serializer:
         except (TypeError, ValueError):
             raise MalformedDataError("expected a (type tag, bytes) pair") from None
         if tag == "msgpack":
-            # Decoder.loads's small-row path, without its frame (see there).
-            if type(payload) is bytes:
-                size = len(payload)
-                if (
-                    size < self._tiny_row
-                    or size < self._small_row
-                    and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
-                ) and 255 not in payload:
-                    try:
-                        return self._decode_small(payload)
-                    except ENGINE_ERRORS as exc:
-                        raise engine_error(exc, payload) from None
-                    except NeedsMeter:
-                        pass  # a costly step: read again with a work meter
-                return self._decoder.loads_checked(payload)
-            return self._decoder.loads(_as_bytes(payload))
+            try:
+                # Decoder.loads's small-row path, without its frame (see there).
+                if type(payload) is bytes:
+                    size = len(payload)
+                    if (
+                        size < self._tiny_row
+                        or size < self._small_row
+                        and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+                    ) and 255 not in payload:
+                        try:
+                            return self._decode_small(payload)
+                        except ENGINE_ERRORS as exc:
+                            raise engine_error(exc, payload) from None
+                        except NeedsMeter:
+                            pass  # a costly step: read again with a work meter
+                    return self._decoder.loads_checked(payload)
+                return self._decoder.loads(_as_bytes(payload))
+            except BlockedTypeError as exc:
+                # Name every refused type of the row at once, not one per run (the error path only).
+                raise _hints.every_refusal(self.allowlist, payload, exc) from None
         if tag == "null":
             return None
         if tag == "bytes":

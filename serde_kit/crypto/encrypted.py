@@ -25,8 +25,10 @@ from typing import Any, Protocol
 
 from serde_kit.errors import DecryptionError, RowBindingError
 
-from .binding import SCOPE, BindingScope, RowIdentity
 from . import aesgcm
+from serde_kit._hints import allow_flags
+
+from .binding import SCOPE, BindingScope, RowIdentity
 from .blob import CIPHER_NAME, NONCE_SIZE, ParsedBlob, blob_key_id
 from .cipher import _LARGE, RowCipher
 from .keyring import Keyring, load_keyring
@@ -107,7 +109,7 @@ class EncryptedSerializer:
         if keyring is None:
             keyring = load_keyring()
         self._inner = inner
-        self._use(RowCipher(keyring, allow_plaintext=allow_plaintext, backend=backend))
+        self._use(RowCipher(keyring, allow_plaintext=allow_plaintext, backend=backend, rotate_flags=allow_flags(inner)))
 
     def _use(self, cipher: RowCipher) -> None:
         """Take ``cipher``, and the parts of it the one-frame paths read as attributes of their own."""
@@ -214,8 +216,11 @@ class EncryptedSerializer:
                 except self._auth_error:
                     raise DecryptionError(aesgcm.auth_failed(blob_key_id(header))) from None
                 return self._inner.loads_typed((inner_tag, plaintext))
-        tag, blob = data
-        return self._inner.loads_typed(self._cipher.open_in_scope(tag, blob, _current_scope(), outside_ok=False))
+        scope = _current_scope()
+        value = self._inner.loads_typed(self._cipher.open_in_scope(tag, blob, scope, outside_ok=False))
+        if scope is not None and scope.decoded is not None:
+            scope.decoded[id(value)] = value  # BoundSaver tells sealed values from JSONB ones by identity
+        return value
 
     # -- row level (used by the rotate/status tools) ----------------------------------
 

@@ -33,6 +33,7 @@ import binascii
 import datetime as _dt
 import os
 import secrets
+import shlex
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -455,12 +456,12 @@ def _check_file_access(p: Path, st: os.stat_result) -> None:
     if st.st_uid not in (euid, 0):
         raise KeyringError(
             f"key file {str(p)!r} is owned by uid {st.st_uid}, not by this process's user "
-            f"(uid {euid}) or root; run: chown {euid} {p}"
+            f"(uid {euid}) or root; run: chown {euid} {shlex.quote(str(p))}"
         )
     if st.st_mode & 0o077:
         raise KeyringError(
             f"key file {str(p)!r} is readable or writable by group/others "
-            f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {p}"
+            f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {shlex.quote(str(p))}"
         )
     final = _walk_path(p, euid)
     if (final.st_dev, final.st_ino) != (st.st_dev, st.st_ino):
@@ -481,7 +482,7 @@ def _check_directory(d: str, dst: os.stat_result, p: Path, euid: int) -> None:
         raise KeyringError(
             f"directory {d!r} on the path of key file {str(p)!r} is writable by group/others "
             f"(mode {dst.st_mode & 0o777:o}), who could replace the file or a link to it; "
-            f"run: chmod go-w {d}, or set {FILE_ENV_VAR} to a path that does not pass through it"
+            f"run: chmod go-w {shlex.quote(d)}, or set {FILE_ENV_VAR} to a path that does not pass through it"
         )
 
 

@@ -87,10 +87,11 @@ def status(
     by_name = {t.name: t for t in report.tables}
     bar = open_bar(progress, report.expected, "status")
     try:
-        for rows in db.iter_rows(batch_size, head=None if verify else HEADER_READ):
+        head = None if verify else HEADER_READ
+        for rows in db.iter_rows(batch_size, head=head):
             for row in rows:
                 t = by_name[row.table]
-                info = t.count(row)
+                info = t.count(row, head=head)
                 if info.kind is RowKind.STRAY:
                     report.failures.append(stray_failure(row, info))
                 if verify and cipher is not None and info.kind in (RowKind.AESGCM, RowKind.LEGACY):

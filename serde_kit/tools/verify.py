@@ -11,21 +11,39 @@ from serde_kit.errors import SerdeError
 
 from .common import Progress, RowFailure, describe_failure, open_bar, stray_failure
 from .db import Database
+from .tally import RowTally
 
 __all__ = ["VerifyReport", "verify"]
 
 
 @dataclass
 class VerifyReport:
-    """Result of reading every row back: which decrypt and which do not."""
+    """Result of reading every row back: which decrypt and which do not.
 
-    rows: int = 0
+    ``counts`` holds the rows by kind (the :class:`RowTally` status and audit
+    use; ``failed`` counts the rows that did not decrypt).
+    """
+
     decrypted: int = 0
-    plaintext: int = 0
-    empty: int = 0
     not_primary: int = 0
     expected: int = 0
     failures: list[RowFailure] = field(default_factory=list)
+    counts: RowTally = field(default_factory=lambda: RowTally("total"))
+
+    @property
+    def rows(self) -> int:
+        """Rows seen."""
+        return self.counts.rows
+
+    @property
+    def plaintext(self) -> int:
+        """Plaintext rows (counted, not failed)."""
+        return self.counts.plaintext
+
+    @property
+    def empty(self) -> int:
+        """Rows holding no value."""
+        return self.counts.empty
 
     @property
     def ok(self) -> bool:
@@ -45,13 +63,8 @@ def verify(db: Database, *, keyring: Keyring, batch_size: int = 500, progress: P
     try:
         for rows in db.iter_rows(batch_size):
             for row in rows:
-                report.rows += 1
-                info = row.info
-                if info.kind is RowKind.EMPTY:
-                    report.empty += 1
-                    continue
-                if info.kind is RowKind.PLAINTEXT:
-                    report.plaintext += 1
+                info = report.counts.count(row)
+                if info.kind in (RowKind.EMPTY, RowKind.PLAINTEXT):
                     continue
                 if info.kind is RowKind.STRAY:
                     report.failures.append(stray_failure(row, info))
@@ -64,6 +77,7 @@ def verify(db: Database, *, keyring: Keyring, batch_size: int = 500, progress: P
                 try:
                     cipher.open(row.tag, row.blob)
                 except SerdeError as e:
+                    report.counts.failed += 1
                     report.failures.append(RowFailure.of(row, describe_failure(info, e)))
                 else:
                     report.decrypted += 1
