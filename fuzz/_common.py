@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 for p in (str(REPO), str(REPO / "tests")):
     if p not in sys.path:
         sys.path.insert(0, p)
-# Last: bench/compare.py must not hide tests/compare.py (the strict comparison helper).
+# Last: bench/compare.py must not shadow tests/compare.py (the strict comparison helper).
 if str(REPO / "bench") not in sys.path:
     sys.path.append(str(REPO / "bench"))
 
