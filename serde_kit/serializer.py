@@ -120,10 +120,11 @@ class Serializer:
             plain_refusal = exc
         try:
             return "msgpack", self._encoder.dumps_not_plain(obj, plain_refusal)
-        except EncodeError:
+        except EncodeError as exc:
             if self.pickle_fallback:
                 return "pickle", _pickle.dumps(obj)
-            raise
+            # Name every class the value needs allowed at once, not one per run (the error path only).
+            raise _hints.every_write_refusal(self.allowlist, obj, exc) from None
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """The value for a stored ``(tag, bytes)`` row."""
