@@ -3,9 +3,7 @@
 __version__ = "0.1.0"  # the package version: pyproject.toml reads it from here
 
 from .allowlist import Allowlist as Allowlist
-from .crypto import EncryptedSerializer as EncryptedSerializer
-from .crypto import Keyring as Keyring
-from .crypto import load_keyring as load_keyring
+from .crypto import EncryptedSerializer as EncryptedSerializer, Keyring as Keyring, load_keyring as load_keyring
 from .errors import (
     BlockedTypeError as BlockedTypeError,
     ConfigError as ConfigError,

@@ -75,6 +75,20 @@ def charge(units: int, what: str) -> None:
     meter.charge(units, what)
 
 
+def open_meter(size: int, limits: Limits) -> bool:
+    """Open a meter for a call decoding ``size`` stored bytes, unless one is open on this
+    thread (a nested call: its row is part of the outer one's). True when it opened one,
+    which the caller then closes with :func:`close_meter` (``metered`` in one frame less)."""
+    if getattr(_state, "meter", None) is not None:
+        return False
+    _state.meter = Meter(size, limits)
+    return True
+
+
+def close_meter() -> None:
+    _state.meter = None
+
+
 @contextmanager
 def metered(size: int, limits: Limits) -> Iterator[Meter]:
     """Open a meter for a call decoding ``size`` stored bytes (nested calls share the
@@ -108,8 +122,15 @@ def adopted(meter: Meter | None) -> Iterator[None]:
 #: Steps estimated below this are not charged: their cost per stored byte is then
 #: bounded anyway, and honest rows never need the meter for them.
 FREE_UNITS = 50_000
-#: langchain-core's partial JSON parser retries json.loads once per character it strips.
+#: langchain-core's partial JSON parser retries json.loads once per character it strips:
+#: quadratic in the argument's length, with a call's overhead per character.
 PARTIAL_JSON_UNITS_PER_CHAR_SQUARED = 5
+PARTIAL_JSON_UNITS_PER_CHAR = 6_000
+
+
+def partial_json_units(length: int) -> int:
+    """Estimated cost of re-parsing an incomplete JSON argument of ``length`` characters."""
+    return length * (length * PARTIAL_JSON_UNITS_PER_CHAR_SQUARED + PARTIAL_JSON_UNITS_PER_CHAR)
 #: Fraction() reduces by gcd: quadratic in the bits of its parts.
 GCD_BITS_SQUARED_PER_UNIT = 1000
 #: Compiling a character class walks its code points (several times with IGNORECASE).

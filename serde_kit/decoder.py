@@ -82,7 +82,8 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_renames",
+        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_unvalidated_warned",
+        "_renames",
     )  # fmt: skip
 
     def __init__(
@@ -93,6 +94,7 @@ class Decoder:
             raise ValueError(f"validate must be one of {', '.join(map(repr, pydantic.VALIDATE_MODES))}, not {validate!r}")
         self._validate = validate
         self._renames: Renames = renames or {}  # stored name -> the class's name now (serde_kit.renames)
+        self._unvalidated_warned: set[Any] = set()
         self._allowlist = allowlist
         self._lenient = lenient
         self._limits = limits
@@ -151,11 +153,14 @@ class Decoder:
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        with budget.metered(size, limits):
-            try:
-                return self._loads_metered(data)
-            except MemoryError:
-                raise engine_error(MemoryError(), data) from None
+        opened = budget.open_meter(size, limits)
+        try:
+            return self._loads_metered(data)
+        except MemoryError:
+            raise engine_error(MemoryError(), data) from None
+        finally:
+            if opened:
+                budget.close_meter()
 
     def _loads_metered(self, data: bytes) -> Any:
         limits = self._limits
@@ -184,7 +189,7 @@ class Decoder:
             _prescan.check(data, limits)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
         untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
-        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT:
+        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):
             return _stack.on_big_stack(self._decode_adopting, budget.current(), data, untracked)
         return self._decode(data, untracked)
 
@@ -376,7 +381,7 @@ class Decoder:
                 if code == codes.PYDANTIC_V2:
                     found = pydantic.v2_rebuilder(cls, self._validate)
                 elif code == codes.PYDANTIC_V1:
-                    found = pydantic.v1_rebuilder(cls)
+                    found = pydantic.v1_rebuilder(cls, self._validate)
                 else:
                     found = user.rebuilder(code, cls)
             except TypeError as exc:
@@ -391,6 +396,8 @@ class Decoder:
                 found = _checked_first(check, found)
         if len(self._cache) >= _MAX_CACHED:
             self._cache.clear()  # only allowed names get here, but generic ones multiply
+        # Reported once the verdict is cached: a decode that restarts with a meter asks again.
+        events.unregistered_allowed(self._allowlist, module, name)
         self._cache[key] = found
         events.unregistered_allowed(self._allowlist, module, name)  # once: after the verdict is cached
         return found
@@ -448,8 +455,8 @@ class Decoder:
             found = _import(modules[0], qualname)
         if args is None:
             return found
-        inner = tuple(self._argument(module, name, item) for item in args)
-        return found[inner if len(inner) > 1 else inner[0]]
+        inner: tuple[Any, ...] = tuple(self._argument(module, name, item) for item in args)
+        return found[inner[0]] if len(inner) == 1 else found[inner]
 
     def lenient_payload(self, blocked: _Blocked | RebuildError, env: list[Any]) -> Any:
         """Lenient mode: the raw payload in place of the value, with one warning per type."""
@@ -519,6 +526,16 @@ class Decoder:
     @property
     def lenient(self) -> bool:
         return self._lenient
+
+    @property
+    def validate(self) -> str:
+        """How stored pydantic models are built: ``"auto"`` or ``"always"``."""
+        return self._validate
+
+    @property
+    def unvalidated_warned(self) -> set[Any]:
+        """Model classes this reader warned about building unvalidated (legacy json rows)."""
+        return self._unvalidated_warned
 
 
 def engine_error(exc: BaseException, data: bytes) -> SerdeError:

@@ -113,7 +113,7 @@ def _revive_lc2(value: dict[str, Any], decoder: Any) -> Any:
         except Exception as exc:
             if not (unvalidated and not args and pydantic.is_model(cls)):
                 raise
-            return pydantic.construct_unvalidated(cls, kwargs, exc)
+            return pydantic.construct_unvalidated(cls, kwargs, exc, decoder.validate, decoder.unvalidated_warned)
     except SerdeError:
         raise
     except Exception as exc:

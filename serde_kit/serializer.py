@@ -48,7 +48,7 @@ class Serializer:
     """
 
     __slots__ = (
-        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "renames", "_renames_given", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small",
+        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "renames", "_renames_given", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above",
     )  # fmt: skip
 
     def __init__(
@@ -76,7 +76,8 @@ class Serializer:
         self.pickle_fallback = pickle_fallback
         self.limits = limits
         self.validate: Literal["auto", "always"] = validate
-        self._encoder = Encoder(self.allowlist, lenient=lenient)
+        self._encoder = Encoder(self.allowlist, lenient=lenient, limits=limits)
+        self._check_above = self._encoder.check_above
         self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate, renames=self.renames)
         # Small rows skip a frame: loads_typed runs the decoder's small-row check itself.
         self._small_row = self._decoder.small_row
@@ -115,13 +116,15 @@ class Serializer:
         try:
             # Plain JSON-like values (most pending writes) in one call; anything
             # else ends this attempt at once and goes through the encoder.
-            return "msgpack", ormsgpack.packb(obj, option=OPTIONS)
+            data = ormsgpack.packb(obj, option=OPTIONS)
         except TypeError as exc:
             plain_refusal = exc
+        else:
+            return "msgpack", data if len(data) <= self._check_above else self._encoder.fits(data)
         try:
             return "msgpack", self._encoder.dumps_not_plain(obj, plain_refusal)
         except EncodeError as exc:
-            if self.pickle_fallback:
+            if self.pickle_fallback and exc.limit is None:
                 return "pickle", _pickle.dumps(obj)
             # Name every class the value needs allowed at once, not one per run (the error path only).
             raise _hints.every_write_refusal(self.allowlist, obj, exc) from None

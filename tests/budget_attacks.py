@@ -268,3 +268,64 @@ def big_int_of(value: int) -> ormsgpack.Ext:
 
 def json_empty_objects(count: int) -> bytes:
     return b"[" + b",".join([b"{}"] * count) + b"]"
+
+
+# Models a plaintext-row writer may store with fields that fail validation.
+import typing as _typing  # noqa: E402
+
+import pydantic as _pydantic  # noqa: E402
+
+
+class Approval(_pydantic.BaseModel):
+    """A four-eyes approval: amount positive, a known kind, two different approvers."""
+
+    model_config = _pydantic.ConfigDict(extra="allow")
+    _is_admin: bool = _pydantic.PrivateAttr(False)
+    amount: _pydantic.PositiveInt
+    kind: _typing.Literal["refund", "credit"]
+    maker: str
+    checker: str
+
+    @_pydantic.model_validator(mode="after")
+    def four_eyes(self) -> "Approval":
+        if self.maker == self.checker:
+            raise ValueError("maker and checker must differ")
+        return self
+
+
+class Ledger(_pydantic.BaseModel):
+    approval: Approval
+
+
+def model_row(cls: type, fields: dict) -> bytes:
+    return row(5, [cls.__module__, cls.__qualname__, fields, "model_validate_json"])
+
+
+GOOD_APPROVAL = {"amount": 5, "kind": "refund", "maker": "ann", "checker": "bob"}
+#: (what is bypassed, the stored fields, the first failing field)
+UNVALIDATED_APPROVALS = [
+    ("PositiveInt", {**GOOD_APPROVAL, "amount": -5}, "amount"),
+    ("Literal", {**GOOD_APPROVAL, "kind": "wire"}, "kind"),
+    ("model_validator", {**GOOD_APPROVAL, "checker": "ann"}, "maker and checker"),
+    ("required field", {k: v for k, v in GOOD_APPROVAL.items() if k != "checker"}, "checker"),
+]
+
+
+def token_ids_with_an_int_key(count: int = 180_000) -> bytes:
+    """An honest-looking row: ``{1: [token ids]}`` whose ids hold 0xff bytes (a 715 KB list)."""
+    ids = [0xFF00 + (i % 200) * 0x10000 + 0xFF for i in range(count)]
+    return pack({1: ids})
+
+
+def deep_with_timestamp_bait(depth: int = 1000) -> bytes:
+    """Arrays nested ``depth`` deep beside 0xff bytes: the prescan's exact timestamp
+    check reads it with ormsgpack, which recurses on the C stack."""
+    return b"\x92" + b"\x91" * depth + b"\x01" + pack(b"\xff" * 100)
+
+
+def deep_with_long_key_bait(depth: int = 1000) -> bytes:
+    """Arrays nested ``depth`` deep beside a big map and array16 headers: the prescan's
+    string-keys check reads it with ormsgpack."""
+    big_map = b"\xde" + (70).to_bytes(2, "big") + b"".join(pack(f"k{i}") + b"\x00" for i in range(70))
+    arrays = b"\xdc" + (70).to_bytes(2, "big") + b"\xdc\x00\x00" * 70
+    return b"\x94" + big_map + b"\x91" * depth + b"\x01" + arrays + pack("x" * 6000)

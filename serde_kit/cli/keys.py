@@ -10,6 +10,7 @@ from typing import Any
 
 from serde_kit._text import shell_assignment
 from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
+from serde_kit.crypto.keyring import keyring_configured
 from serde_kit.errors import ConfigError
 
 from . import exitcodes
@@ -24,10 +25,7 @@ _SHOWN = 20
 
 def _keyring_from_env(*, required: bool) -> Keyring | None:
     """The keyring from the environment; None when optional and not configured."""
-    configured = os.environ.get("SERDE_KIT_KEYRING") or os.environ.get("SERDE_KIT_KEYRING_FILE")
-    if not configured and not required:
-        return None
-    return load_keyring()
+    return load_keyring() if required or keyring_configured() else None
 
 
 def _failures(lines: list[str], failures: list[Any], prefix: str) -> None:
@@ -218,7 +216,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     keyring = load_keyring()
     with open_from_args(args) as db:
         report = verify(db, keyring=keyring, batch_size=args.batch_size, progress=progress_for(args.quiet))
-    emit({**plain(report), "ok": report.ok}, lambda: format_verify(report), as_json=args.json)
+    data = {**plain(report), "rows": report.rows, "plaintext": report.plaintext, "empty": report.empty, "ok": report.ok}
+    emit(data, lambda: format_verify(report), as_json=args.json)
     return exitcodes.OK if report.ok else exitcodes.FAILED
 
 
@@ -228,13 +227,13 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
     from . import signals
 
     keyring = load_keyring()
-    inner = None
+    check = None
     if args.allow or args.allow_file or args.allowlist_from:
-        from serde_kit.tools.rotate import AllowlistCheck
+        from serde_kit.tools.scan import AllowlistCheck
 
         from .allowopts import allowlist_from_args
 
-        inner = AllowlistCheck(allowlist_from_args(args))
+        check = AllowlistCheck(allowlist_from_args(args))
     with open_from_args(args, readonly=not args.apply) as db, signals.sigterm_interrupts():
         report = rotate(
             db,
@@ -244,7 +243,7 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
             upgrade_legacy=args.upgrade_legacy,
             bind=args.bind,
             allow_pickle=args.allow_pickle,
-            inner=inner,
+            check=check,
             batch_size=args.batch_size,
             verify_after=not args.skip_verify,
             progress=progress_for(args.quiet),
@@ -266,7 +265,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
-    from serde_kit.tools.keygen import keyfile_text, keygen
+    from serde_kit.tools.keygen import keygen
 
     kms: KeyWrapper | None = None
     if args.kms_key:
@@ -291,7 +290,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     print("# environment variable (keep it in your secret store, not in shell history):")
     print(shell_assignment("SERDE_KIT_KEYRING", keyring.to_env_value()))
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
-    print(keyfile_text(keyring), end="")
+    print(keyring.to_file_text(), end="")
     return exitcodes.OK
 
 

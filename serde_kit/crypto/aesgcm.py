@@ -24,7 +24,8 @@ decryptor raises when authentication fails.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from serde_kit.errors import ConfigError, DecryptionError
 

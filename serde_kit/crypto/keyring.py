@@ -33,6 +33,7 @@ import binascii
 import datetime as _dt
 import os
 import secrets
+import shlex
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -45,7 +46,7 @@ from .blob import check_key_id
 from .secret import SecretBytes, scrubbed
 
 if TYPE_CHECKING:
-    from .kms import KeyWrapper
+    from .wrapping import KeyWrapper
 
 __all__ = [
     "ENV_VAR",
@@ -55,6 +56,7 @@ __all__ = [
     "LEGACY_ENV_VAR",
     "LEGACY_KEY_ID",
     "Keyring",
+    "keyring_configured",
     "load_keyring",
 ]
 
@@ -352,6 +354,24 @@ class Keyring:
             for k in self._ordered_ids()
         )
 
+    def to_file_text(self, *, kms: KeyWrapper | None = None) -> str:
+        """The key-file form :meth:`to_file` writes, primary first. Contains secrets unless ``kms`` wraps them.
+
+        With ``kms`` every key is wrapped (``id:kms:<base64 wrapped key>``).  The
+        legacy key is not included (it lives in ``LANGGRAPH_AES_KEY``).
+        """
+        lines = ["# serde_kit keyring: first entry is the primary. Keep this file chmod 600."]
+        if kms is None:
+            lines += [
+                f"{k}:{base64.b64encode(self._keys[k].reveal()).decode('ascii')}"
+                for k in self._ordered_ids()
+            ]
+        else:
+            from .wrapping import wrapped_entry
+
+            lines += [wrapped_entry(k, self._keys[k].reveal(), kms) for k in self._ordered_ids()]
+        return "\n".join(lines) + "\n"
+
     def to_file(self, path: str | os.PathLike[str], *, kms: KeyWrapper | None = None) -> None:
         """Write the key-file form to ``path`` with mode 0600, atomically.
 
@@ -360,17 +380,7 @@ class Keyring:
         lives in ``LANGGRAPH_AES_KEY``).
         """
         p = Path(path)
-        lines = ["# serde_kit keyring: first entry is the primary. Keep this file chmod 600."]
-        if kms is None:
-            lines += [
-                f"{k}:{base64.b64encode(self._keys[k].reveal()).decode('ascii')}"
-                for k in self._ordered_ids()
-            ]
-        else:
-            from .kms import wrapped_entry
-
-            lines += [wrapped_entry(k, self._keys[k].reveal(), kms) for k in self._ordered_ids()]
-        data = ("\n".join(lines) + "\n").encode("ascii")
+        data = self.to_file_text(kms=kms).encode("ascii")
         # mkstemp creates the file 0600, so the key never sits in a wider-mode file.
         try:
             fd, tmp = tempfile.mkstemp(prefix=".keyring-", dir=p.parent)
@@ -446,12 +456,12 @@ def _check_file_access(p: Path, st: os.stat_result) -> None:
     if st.st_uid not in (euid, 0):
         raise KeyringError(
             f"key file {str(p)!r} is owned by uid {st.st_uid}, not by this process's user "
-            f"(uid {euid}) or root; run: chown {euid} {p}"
+            f"(uid {euid}) or root; run: chown {euid} {shlex.quote(str(p))}"
         )
     if st.st_mode & 0o077:
         raise KeyringError(
             f"key file {str(p)!r} is readable or writable by group/others "
-            f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {p}"
+            f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {shlex.quote(str(p))}"
         )
     final = _walk_path(p, euid)
     if (final.st_dev, final.st_ino) != (st.st_dev, st.st_ino):
@@ -472,7 +482,7 @@ def _check_directory(d: str, dst: os.stat_result, p: Path, euid: int) -> None:
         raise KeyringError(
             f"directory {d!r} on the path of key file {str(p)!r} is writable by group/others "
             f"(mode {dst.st_mode & 0o777:o}), who could replace the file or a link to it; "
-            f"run: chmod go-w {d}, or set {FILE_ENV_VAR} to a path that does not pass through it"
+            f"run: chmod go-w {shlex.quote(d)}, or set {FILE_ENV_VAR} to a path that does not pass through it"
         )
 
 
@@ -608,6 +618,17 @@ def _legacy_from_env(env: Mapping[str, str], var: str | None) -> SecretBytes | N
     return _check_legacy_key(text.encode("utf-8"))
 
 
+def keyring_configured(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the environment configures a keyring: the one rule :func:`load_keyring`, the tools and the CLI share.
+
+    True when ``SERDE_KIT_KEYRING`` or ``SERDE_KIT_KEYRING_FILE`` is set, even to
+    an empty or broken value (:func:`load_keyring` then says what is wrong).
+    ``LANGGRAPH_AES_KEY`` alone configures only the legacy key, not a keyring.
+    """
+    env = os.environ if environ is None else environ
+    return ENV_VAR in env or FILE_ENV_VAR in env
+
+
 def load_keyring(
     *,
     environ: Mapping[str, str] | None = None,
@@ -645,23 +666,24 @@ def load_keyring(
 
 def _load_keyring(environ: Mapping[str, str] | None, kms: KeyWrapper | None) -> Keyring:
     env = os.environ if environ is None else environ
-    if kms is None and env.get(KMS_ENV_VAR):
-        from .kms import AwsKms
-
-        kms = AwsKms(env[KMS_ENV_VAR])
-    inline, path = env.get(ENV_VAR), env.get(FILE_ENV_VAR)
-    if inline is not None and path is not None:
+    if not keyring_configured(env):
+        raise KeyringError(
+            f"no keyring configured: set {ENV_VAR}='id:<base64 key>' or {FILE_ENV_VAR}=<path "
+            f"to a chmod 600 key file>; run `serde-kit keygen` to create a key"
+        )
+    if ENV_VAR in env and FILE_ENV_VAR in env:
         raise KeyringError(
             f"both {ENV_VAR} and {FILE_ENV_VAR} are set; set only one of them"
         )
-    if inline is not None:
+    if kms is None and env.get(KMS_ENV_VAR):
+        # The one place the keyring reaches a KMS integration: a plug-in edge, imported when asked for.
+        from .kms import AwsKms
+
+        kms = AwsKms(env[KMS_ENV_VAR])
+    if ENV_VAR in env:
         return Keyring.from_env(ENV_VAR, environ=env, kms=kms)
-    if path is not None:
-        if not path.strip():
-            raise KeyringError(f"{FILE_ENV_VAR} is set but empty: give the key file's path")
-        kr = Keyring.from_file(path, kms=kms)
-        return kr.with_legacy_key(_legacy_from_env(env, LEGACY_ENV_VAR))
-    raise KeyringError(
-        f"no keyring configured: set {ENV_VAR}='id:<base64 key>' or {FILE_ENV_VAR}=<path "
-        f"to a chmod 600 key file>; run `serde-kit keygen` to create a key"
-    )
+    path = env[FILE_ENV_VAR]
+    if not path.strip():
+        raise KeyringError(f"{FILE_ENV_VAR} is set but empty: give the key file's path")
+    kr = Keyring.from_file(path, kms=kms)
+    return kr.with_legacy_key(_legacy_from_env(env, LEGACY_ENV_VAR))

@@ -108,7 +108,9 @@ def envelope_problem(code: int, env: Any) -> str | None:
     if type(env) is not list or len(env) not in lengths:
         items = " or ".join(map(str, lengths))
         got = f"{len(env)} items" if type(env) is list else type(env).__name__
-        return f"ext code {code} ({NAMES[code]}) payload must be an array of {items} items (module, name, ...), got {got}"
+        return (
+            f"ext code {code} ({NAMES[code]}) payload must be an array of {items} items (module, name, ...), got {got}"
+        )
     if type(env[0]) is not str or type(env[1]) is not str:
         return f"ext code {code} ({NAMES[code]}) payload must start with (module: str, name: str)"
     if len(env) >= 4 and type(env[3]) is not str:

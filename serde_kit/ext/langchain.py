@@ -45,7 +45,7 @@ def check_partial_json(fields: Any, limits: Limits) -> None:
             continue
         # Only incomplete JSON is re-parsed, in time quadratic in its length: a free
         # step for short arguments, charged to the row's meter beyond that.
-        work = len(args) * len(args) * budget.PARTIAL_JSON_UNITS_PER_CHAR_SQUARED
+        work = budget.partial_json_units(len(args))
         if len(args) <= limits.max_partial_json and work <= budget.FREE_UNITS:
             continue
         try:

@@ -155,7 +155,7 @@ def audit_store(
         report.tables[t.name] = RowTally(t.name)
     for batch in store.iter_rows(batch_size, head=HEADER_READ):
         for row in batch:
-            info = report.tables[row.table].count(row)
+            info = report.tables[row.table].count(row, head=HEADER_READ)
             if info.kind is RowKind.STRAY:
                 if len(report.stray_examples) < _EXAMPLES:
                     report.stray_examples.append({"table": row.table, "pk": list(row.pk), "problem": info.problem})

@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
-from serde_kit.crypto.keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID
+from serde_kit.crypto import Keyring, load_keyring
+from serde_kit.crypto.cipher import RowCipher
+from serde_kit.crypto.keyring import LEGACY_ENV_VAR, LEGACY_KEY_ID, keyring_configured
 from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_row
 from serde_kit.errors import ConfigError, MalformedDataError, SerdeError
 from serde_kit.tools.common import describe_failure
@@ -61,24 +62,14 @@ def keyring_from_env(environ: Mapping[str, str] | None = None) -> Keyring | None
     :class:`~serde_kit.errors.KeyringError`.
     """
     env = os.environ if environ is None else environ
-    if not any(v in env for v in (ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR)):
-        return None
-    if ENV_VAR in env or FILE_ENV_VAR in env:
+    if keyring_configured(env):
         return load_keyring(environ=env)
+    if LEGACY_ENV_VAR not in env:
+        return None
     # Only LANGGRAPH_AES_KEY: a keyring that can read stock "+aes" rows. Its
     # primary is a throwaway random key (the tools here never encrypt).
     legacy = env[LEGACY_ENV_VAR].encode()
     return Keyring({"inspect-none": os.urandom(32)}, primary="inspect-none", legacy_key=legacy)
-
-
-class _NoInner:
-    """Inner serializer stand-in: the decoder only ever decrypts to bytes."""
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:  # pragma: no cover - never called
-        raise TypeError("inspection never serializes")
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:  # pragma: no cover - never called
-        raise TypeError("inspection never deserializes through the inner serializer")
 
 
 class RowDecoder:
@@ -93,11 +84,7 @@ class RowDecoder:
     def __init__(self, keyring: Keyring | None = None, *, preview: int = 8) -> None:
         self.keyring = keyring
         self.preview = preview
-        self._serde = (
-            None
-            if keyring is None
-            else EncryptedSerializer(_NoInner(), keyring, allow_plaintext=True)
-        )
+        self._cipher = None if keyring is None else RowCipher(keyring, allow_plaintext=True)
 
     def classify(self, tag: Any, blob: Any) -> RowInfo:
         """Header-only classification (works without a keyring); see :mod:`serde_kit.crypto.rows`."""
@@ -113,11 +100,11 @@ class RowDecoder:
             raise MalformedDataError(f"stray row: {info.problem}")
         if info.kind in (RowKind.PLAINTEXT, RowKind.EMPTY):
             return tag, blob
-        if self._serde is None:
+        if self._cipher is None:
             raise _Encrypted(info)
-        if self._serde is not None and info.kind is RowKind.UNKNOWN and info.problem:
+        if info.kind is RowKind.UNKNOWN and info.problem:
             raise MalformedDataError(info.problem)
-        return self._serde.decrypt_row((tag, blob))
+        return self._cipher.open(tag, blob)
 
     def decode(self, tag: str | None, blob: bytes | None) -> Any:
         """Rendered value of one row (see the class docstring)."""

@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from serde_kit import _stack
+from serde_kit import _stack, budget
 from serde_kit._prescan import check as check_row
 from serde_kit._text import shown
 from serde_kit.errors import MalformedDataError, UnknownTagError
@@ -129,21 +129,24 @@ def render_msgpack(
     data = bytes(blob)
     if len(data) > limits.max_row_bytes:
         raise limits.refuse("max_row_bytes", "size of the stored value", len(data))
-    check_row(data, limits)
-    engine = _engine(limits)
     try:
-        if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT:
-            raw = _stack.on_big_stack(engine.decode, data)  # as the serializer's reader does
-        else:
-            raw = engine.decode(data)
+        with budget.metered(len(data), limits):  # one work meter per render, as per decode
+            check_row(data, limits)
+            engine = _engine(limits)
+            if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT:
+                raw = _stack.on_big_stack(engine.decode, data)  # as the serializer's reader does
+            else:
+                raw = engine.decode(data)
+            return _Renderer(max_depth, preview, bytes_preview).walk(raw, 0)
     except msgspec.DecodeError as e:
         raise MalformedDataError(f"msgpack bytes do not decode: {shown(e)}") from None
+    except MemoryError:
+        raise limits.refuse("max_containers", "rendering ran out of memory; values in the row", "too many") from None
     except RecursionError:
         raise MalformedDataError(
             "stored value nests too deeply (containers and typed values together exceed "
             "the interpreter's recursion limit)"
         ) from None
-    return _Renderer(max_depth, preview, bytes_preview).walk(raw, 0)
 
 
 @functools.lru_cache(maxsize=16)
@@ -208,8 +211,16 @@ def render_json(
     Raises:
         MalformedDataError: the bytes are not JSON or nest deeper than ``max_depth``.
     """
+    data = bytes(blob)
+    limits = DEFAULT_LIMITS
+    # As the serializer reads json rows: brackets bound the containers from above.
+    brackets = data.count(b"{") + data.count(b"[") if len(data) > limits.max_containers else 0
+    if brackets > limits.max_containers:
+        raise limits.refuse("max_containers", "objects and arrays (brackets) in the legacy json row", brackets)
     try:
-        raw = json.loads(bytes(blob))
+        raw = json.loads(data)
+    except MemoryError:
+        raise limits.refuse("max_containers", "parsing ran out of memory; values in the legacy json row", "too many") from None
     except (ValueError, RecursionError) as e:
         raise MalformedDataError(f"legacy json row does not parse: {e}") from None
     try:
@@ -276,7 +287,7 @@ class _Renderer:
                     # our "$" tags keep their identity as an explicit list of pairs.
                     pairs = [[None, None] for _ in v]
                     target[slot] = {"$map": pairs}
-                    for pair, (k, x) in zip(pairs, v.items()):
+                    for pair, (k, x) in zip(pairs, v.items(), strict=True):
                         todo.append((k, d + 1, pair, 0))
                         todo.append((x, d + 1, pair, 1))
             else:
@@ -322,7 +333,7 @@ class _Renderer:
             return self.ndarray(payload)
         module, name = payload[0], payload[1]
         out: dict[str, Any] = {"$type": f"{module}.{name}" if module else name, "$code": code}
-        slot = "args" if code == codes.CONSTRUCTOR_POS_ARGS else "kwargs" if code == codes.CONSTRUCTOR_KW_ARGS else "value"
+        slot = {codes.CONSTRUCTOR_POS_ARGS: "args", codes.CONSTRUCTOR_KW_ARGS: "kwargs"}.get(code, "value")
         out[slot] = None
         todo.append((payload[2], depth + 1, out, slot))
         if len(payload) >= 4:
@@ -426,7 +437,7 @@ def _array_preview(dtype: str, itemsize: int, buf: bytes, limit: int) -> list[An
         return None
     values = list(struct.unpack_from(f"{endian}{fmt * count}", buf))
     if kind == "c":
-        values = [{"real": r, "imag": i} for r, i in zip(values[::2], values[1::2])]
+        values = [{"real": r, "imag": i} for r, i in zip(values[::2], values[1::2], strict=True)]
     return [{"$float": repr(v)} if isinstance(v, float) and not math.isfinite(v) else v for v in values]
 
 

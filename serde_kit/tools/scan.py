@@ -10,18 +10,19 @@ report ends with ready-to-paste allowlist snippets.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit._text import allow_entry, shell_assignment
+from serde_kit._text import allow_entry, shell_assignment, shown
 from serde_kit.allowlist import ENV_VAR, Allowlist
 from serde_kit.crypto.rows import RowKind
-from serde_kit.tools.inspect import RowDecoder
+from serde_kit.errors import BlockedTypeError, SerdeError
 from serde_kit.ext import codes
-from serde_kit.tools.render import render_typed
 from serde_kit.tools.db import Database
-from serde_kit.errors import SerdeError
+from serde_kit.tools.inspect import RowDecoder
+from serde_kit.tools.render import render_typed
 
 __all__ = ["ScanReport", "TypeUse", "iter_types", "scan_store"]
 
@@ -168,6 +169,64 @@ def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
                     module, _, name = t.rpartition(".")
                     yield module, name, code
             stack.extend(v.values())
+
+
+#: A check of one row's inner ``(tag, bytes)`` before it is sealed: raises a
+#: :class:`~serde_kit.errors.SerdeError` to refuse it (``Serializer.loads_typed`` fits).
+RowCheck = Callable[[tuple[str, bytes]], object]
+
+
+#: Refused types of one row listed by name in its error (a planted row may name thousands).
+_MAX_LISTED = 20
+
+
+class AllowlistCheck:
+    """The application's allowlist applied to a rendered row, without importing anything.
+
+    Calling it renders the row as the inspect tools do (nothing named in the data
+    is imported or built) and raises :class:`~serde_kit.errors.BlockedTypeError`
+    for a type ``allowlist`` does not allow, :class:`~serde_kit.errors.DecodeError`
+    for bytes the serializer would not read (or that exceed the decode budget).
+    What ``rotate`` checks a row with before its first seal when no serializer is
+    given: the tool then needs the application's allowlist, not its code.
+    """
+
+    def __init__(self, allowlist: Allowlist) -> None:
+        self.allowlist = allowlist
+
+    def __call__(self, row: tuple[str, bytes]) -> None:
+        refused: dict[tuple[str, str], Any] = {}  # in the order met
+        for module, name, code in iter_types(render_typed(row)):
+            # numpy arrays and delta snapshots name no class: the decoder builds them itself.
+            if code in codes.NAMELESS_CODES or self._allows(module, name):
+                continue
+            refused.setdefault(split_type(module, name), code)
+        if refused:
+            # Every refused type of the row in one error, with one fix for all of them.
+            listed = [f"{shown(m)}.{shown(n)} (ext code {c})" for (m, n), c in refused.items()]
+            more = len(listed) - _MAX_LISTED
+            what = ", ".join(listed[:_MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
+            entries = [allow_entry(m, n) for m, n in refused]
+            if any(entry is None for entry in entries):
+                fix = "a stored name is not a valid Python name, so no application wrote it: the row was planted, delete it"
+            elif more > 0:
+                fix = "run `serde-kit allowlist scan` for the allowlist they need, else the row was planted: delete it"
+            else:
+                flags = " ".join(dict.fromkeys(f"--allow {shlex.quote(e)}" for e in entries if e is not None))
+                them = "it" if len(refused) == 1 else "them"
+                fix = f"if the application allows {them}, add {flags} (or SERDE_KIT_ALLOW), else the row was planted: delete it"
+            module, name = next(iter(refused))
+            raise BlockedTypeError(
+                f"row holds {what}, which the application's allowlist does not allow; {fix}",
+                module=module,
+                name=name,
+            )
+
+    def _allows(self, module: str, name: str) -> bool:
+        # Rendered types are "module.qualname": try each split of a nested qualname.
+        dotted = f"{module}.{name}" if module else name
+        parts = dotted.split(".")
+        return any(self.allowlist.allows(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts)))
 
 
 def scan_store(

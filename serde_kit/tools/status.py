@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from serde_kit.crypto import Keyring
+from serde_kit.crypto.cipher import RowCipher
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import KeyringError, SerdeError
 
-from .common import HEADER_READ, Progress, RowFailure, bytes_serializer, describe_failure, open_bar, stray_failure
+from .common import HEADER_READ, Progress, RowFailure, describe_failure, open_bar, stray_failure
 from .db import Database
 from .tally import RowTally
 
@@ -74,7 +75,7 @@ def status(
     """
     if verify and keyring is None:
         raise KeyringError("status --verify needs the keyring (SERDE_KIT_KEYRING or SERDE_KIT_KEYRING_FILE)")
-    serde = bytes_serializer(keyring, allow_plaintext=True) if keyring is not None else None
+    cipher = RowCipher(keyring, allow_plaintext=True) if keyring is not None else None
     report = StatusReport(
         store=db.describe(),
         primary_id=keyring.primary_id if keyring is not None else None,
@@ -86,15 +87,16 @@ def status(
     by_name = {t.name: t for t in report.tables}
     bar = open_bar(progress, report.expected, "status")
     try:
-        for rows in db.iter_rows(batch_size, head=None if verify else HEADER_READ):
+        head = None if verify else HEADER_READ
+        for rows in db.iter_rows(batch_size, head=head):
             for row in rows:
                 t = by_name[row.table]
-                info = t.count(row)
+                info = t.count(row, head=head)
                 if info.kind is RowKind.STRAY:
                     report.failures.append(stray_failure(row, info))
-                if verify and serde is not None and info.kind in (RowKind.AESGCM, RowKind.LEGACY):
+                if verify and cipher is not None and info.kind in (RowKind.AESGCM, RowKind.LEGACY):
                     try:
-                        serde.decrypt_row((row.tag, row.blob))
+                        cipher.open(row.tag, row.blob)
                     except SerdeError as e:
                         t.failed += 1
                         report.failures.append(RowFailure.of(row, describe_failure(info, e)))

@@ -1,4 +1,4 @@
-"""One count of stored rows by kind, shared by ``status``, ``audit`` and ``retire``.
+"""One count of stored rows by kind, shared by ``status``, ``audit``, ``verify`` and ``retire``.
 
 Header-only: every row is classified by :func:`~serde_kit.crypto.rows.classify_row`
 (no key, nothing decrypted).  Encrypted rows are counted per key id and as
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from serde_kit.crypto.blob import BOUND_VERSION, check_key_id
 from serde_kit.crypto.rows import RowInfo, RowKind
 
 from .db import Row
@@ -48,9 +49,17 @@ class RowTally:
         """Rows under serde_kit's AES-GCM, whatever their key."""
         return self.bound + self.unbound
 
-    def count(self, row: Row) -> RowInfo:
-        """Count ``row`` by its kind; its classification, for what the caller does next."""
+    def count(self, row: Row, *, head: int | None = None) -> RowInfo:
+        """Count ``row`` by its kind; its classification, for what the caller does next.
+
+        ``head``: the rows were read as their first ``head`` bytes only.  A bound
+        header can be longer than that (a long thread id or subgraph namespace);
+        such a row is then counted as bound under the key id its header starts
+        with, not as unknown (``status --verify`` reads it whole).
+        """
         info = row.info
+        if head is not None and info.kind is RowKind.UNKNOWN:
+            info = _bound_beyond_head(row, info, head)
         self.rows += 1
         kind = info.kind
         if kind is RowKind.AESGCM:
@@ -93,3 +102,13 @@ class RowTally:
         for t in tallies:
             out.add(t)
         return out
+
+
+def _bound_beyond_head(row: Row, info: RowInfo, head: int) -> RowInfo:
+    blob = row.blob
+    if not isinstance(blob, bytes) or len(blob) < head or blob[:1] != bytes((BOUND_VERSION,)):
+        return info
+    key_id = blob[2 : 2 + blob[1]].decode("ascii", "replace")
+    if not check_key_id(key_id):
+        return info
+    return RowInfo(RowKind.AESGCM, info.inner_tag, key_id, None, True)

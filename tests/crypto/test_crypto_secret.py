@@ -385,6 +385,20 @@ def test_a_symlink_owned_by_another_user_in_a_sticky_directory_is_refused(tmp_pa
         Keyring.from_file(sticky / "keys")
 
 
+def test_the_fix_a_key_file_error_prints_is_quoted_for_the_shell(tmp_path: Path) -> None:
+    """The `run: chmod go-w DIR` line names a path: pasted, it changes the mode and runs nothing else."""
+    shared = tmp_path / "a $(touch pwned) b"
+    real = _key_file(shared)
+    shared.chmod(0o777)
+    with pytest.raises(KeyringError) as info:
+        Keyring.from_file(real)
+    command = str(info.value).split("run: ", 1)[1].split(", or set", 1)[0]
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, timeout=30)
+    assert not (tmp_path / "pwned").exists()
+    assert shared.stat().st_mode & 0o777 == 0o755  # the quoted command did what it says
+    assert Keyring.from_file(real).ids == ["k1", "k2"]
+
+
 # -- environment -----------------------------------------------------------------------
 
 

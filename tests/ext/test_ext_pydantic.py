@@ -43,6 +43,7 @@ def test_root_model_and_v1_and_secrets():
     assert rt(SecretBytes(b"pw")).get_secret_value() == b"pw"
 
 
+@pytest.mark.filterwarnings("ignore:stored .* does not validate:serde_kit.SerdeWarning")
 def test_model_that_does_not_validate_reads_back_as_it_was_stored():
     # Built with model_construct, or mutated without validate_assignment: serde_kit
     # writes it, so it must read back (equal), as the stock reader reads it too.
@@ -55,6 +56,7 @@ def test_model_that_does_not_validate_reads_back_as_it_was_stored():
         assert JsonPlusSerializer(allowed_msgpack_modules=True).loads_typed(SERDE.dumps_typed(value)) == value
 
 
+@pytest.mark.filterwarnings("ignore:stored .* does not validate:serde_kit.SerdeWarning")
 def test_unvalidated_v1_model_reads_back_as_stored():
     value = t.OldModel.construct(a="not an int")
     back = rt(value)

@@ -17,6 +17,7 @@ function of its own; a superuser runs every command; the function never ran
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import uuid
 from pathlib import Path
@@ -70,10 +71,18 @@ def run_all(capsys: pytest.CaptureFixture[str], url: str, *, refused: bool) -> N
     for argv in COMMANDS:
         code = main([*argv, "--db", url])
         out, err = capsys.readouterr()
-        if refused:
+        if refused and "--json" in argv:
+            # With --json the refusal is a JSON object on stdout (cannot read: exit 3).
+            assert code == 3 and err == "", (argv, code, err)
+            error = json.loads(out)["error"]
+            assert error["type"] == "StoreError" and REFUSAL in error["message"], (argv, out)
+        elif refused:
             assert code != 0, (argv, out)
-            assert REFUSAL in err, (argv, err)
-            assert err.count("\n") == 1 and err.startswith("error: StoreError: "), (argv, err)
+            if "--json" in argv:  # the error is the JSON document on stdout
+                assert REFUSAL in out and '"StoreError"' in out, (argv, out)
+            else:
+                assert REFUSAL in err, (argv, err)
+                assert err.count("\n") == 1 and err.startswith("error: StoreError: "), (argv, err)
         else:
             # 0, or 1 where the data calls for it (audit: plaintext rows; retire: k1 still in use)
             assert code in (0, 1), (argv, code, err)
@@ -300,6 +309,57 @@ def test_postgres_app_role_cannot_escalate_through_a_key_column_name(
         for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations", "evil_log"):
             admin.execute(f"DROP TABLE public.{table}")
         admin.execute("DROP FUNCTION public.evil()")
+        admin.execute(f"REVOKE CREATE ON SCHEMA public FROM {app}")
+        admin.execute(f"DROP ROLE {app}")
+
+
+@pytest.mark.postgres
+def test_postgres_owner_trigger_runs_with_the_owners_privileges_not_the_superusers(
+    graph_postgres_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``rotate --apply`` by a superuser updates as the tables' owner: the owner's trigger cannot escalate."""
+    import psycopg
+
+    app = f"app_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {app} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB")
+        admin.execute(f"GRANT CREATE ON SCHEMA public TO {app}")
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"):
+            admin.execute(f"ALTER TABLE public.{table} OWNER TO {app}")
+        app_dsn = graph_postgres_db.replace("postgresql://postgres@", f"postgresql://{app}@")
+    with psycopg.connect(app_dsn, autocommit=True) as owner:
+        owner.execute("CREATE TABLE public.evil_log (who text)")
+        owner.execute(
+            f"""
+            CREATE FUNCTION public.evil_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                BEGIN
+                    ALTER ROLE {app} SUPERUSER;
+                EXCEPTION WHEN OTHERS THEN NULL;
+                END;
+                INSERT INTO public.evil_log (who) VALUES (current_user);
+                RETURN NEW;
+            END $$
+            """
+        )
+        for table in ("checkpoint_blobs", "checkpoint_writes"):
+            owner.execute(f"CREATE TRIGGER evil BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION public.evil_trigger()")
+    with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
+        before = _pg_privileges(admin)
+    values = _values(graph_postgres_db)
+
+    assert main(["rotate", "--apply", "--encrypt-plaintext", "--upgrade-legacy", "--db", graph_postgres_db]) == 0
+    capsys.readouterr()
+
+    with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
+        who = admin.execute("SELECT who, count(*) FROM public.evil_log GROUP BY who").fetchall()
+        assert [w for w, _n in who] == [app]  # the trigger ran, as the owner only
+        assert _pg_privileges(admin) == before
+    assert _values(graph_postgres_db) == values
+    with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations", "evil_log"):
+            admin.execute(f"DROP TABLE public.{table}")
+        admin.execute("DROP FUNCTION public.evil_trigger()")
         admin.execute(f"REVOKE CREATE ON SCHEMA public FROM {app}")
         admin.execute(f"DROP ROLE {app}")
 

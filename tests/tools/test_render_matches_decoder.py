@@ -33,6 +33,7 @@ import _common  # noqa: E402
 VALUE_LIMITS = {
     "max_number_digits", "max_text_length", "max_regex_length", "max_regex_classes", "regex_flags",
     "max_hash_collisions", "max_array_elements", "max_partial_json",
+    "max_work_per_byte",  # the row's work meter, charged by the builders (partial JSON, regex, big numbers)
 }  # fmt: skip
 
 #: serde_kit 0.1.0 wrote exceptions as a 5-item ext 3: [module, name, text, "from_args", args].

@@ -23,6 +23,7 @@ from serde_kit.tools.audit import audit_store
 from serde_kit.tools.db import open_database
 from serde_kit.tools.status import status
 from serde_kit.tools.tally import RowTally
+from serde_kit.tools.verify import verify
 
 MIGRATE = ["--encrypt-plaintext", "--upgrade-legacy", "--bind", "--apply"]
 
@@ -111,3 +112,33 @@ def test_status_and_audit_share_one_tally(graph_sqlite_db: str) -> None:
     assert all(isinstance(t, RowTally) for t in audit.tables.values())
     fields: Any = lambda t: {k: v for k, v in vars(t).items() if k != "failed"}  # noqa: E731
     assert [fields(t) for t in report.tables] == [fields(audit.tables[t.name]) for t in report.tables]
+    with open_database(sqlite=graph_sqlite_db) as store:
+        checked = verify(store, keyring=K_ROTATE)
+    assert isinstance(checked.counts, RowTally)
+    assert fields(checked.counts) == fields(report.total)  # verify reads whole blobs, status headers: same kinds
+
+
+def test_a_bound_header_longer_than_the_bytes_read_counts_as_bound(tmp_path) -> None:
+    """status/audit read 128 bytes per blob; a long thread id makes a bound header longer."""
+    import sqlite3
+
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from serde_kit import EncryptedSerializer, Serializer
+    from serde_kit.bound_saver import bind_rows
+
+    path = tmp_path / "long.db"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = bind_rows(SqliteSaver(conn, serde=EncryptedSerializer(Serializer(), K_ROTATE)))
+    for thread in ("t" * 20, "t" * 200):  # short and long bound headers
+        checkpoint = empty_checkpoint()
+        config = saver.put({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, checkpoint, {}, {})
+        saver.put_writes(config, [("x", 1)], "task")
+    conn.close()
+    with open_database(sqlite=str(path)) as store:
+        report = status(store)
+        audit = audit_store(store)
+    assert report.total.unknown == 0 and report.total.bound == 4 and report.total.unbound == 0
+    assert dict(report.total.by_key) == {K_ROTATE.primary_id: 4}
+    assert sum(t.bound for t in audit.tables.values()) == 4 and sum(t.unknown for t in audit.tables.values()) == 0

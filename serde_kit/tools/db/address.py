@@ -14,12 +14,19 @@ import re
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["masked", "scrub", "url_secrets"]
+__all__ = ["masked", "plain", "scrub", "url_passwords", "url_secrets"]
 
 _SAFE = re.compile(r"[A-Za-z0-9._\-]{1,64}")
 _SAFE_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,19}")
 # libpq and PyMySQL quote the piece of the DSN they choke on: "…", '…' or «…».
 _QUOTED = re.compile(r"\"[^\"]*\"?|'[^']*'?")
+
+
+def plain(part: object, *, allow: str = "") -> str:
+    """``part`` if it is a plain name (letters, digits, ``._-`` and ``allow``), else ``...``."""
+    text = str(part)
+    ok = text and len(text) <= 64 and all(c.isascii() and (c.isalnum() or c in "._-" + allow) for c in text)
+    return text if ok else "..."
 
 
 def masked(url: str) -> str:
@@ -53,18 +60,34 @@ def url_secrets(url: str) -> list[str]:
     """Strings of ``url`` a message must not show: its password (raw and decoded) and user-info."""
     found: list[str] = []
     _scheme, sep, rest = url.partition("://")
-    netloc = (rest if sep else url).split("/", 1)[0]
-    userinfo, at, _host = netloc.rpartition("@")
-    if at:
-        found.append(userinfo)
+    rest = rest if sep else url
+    # The user-info ends at the netloc's last "@" -- or, when the password holds a "/",
+    # "?" or "#" that cut the netloc short, at the last "@" of the whole text.
+    for candidate in (rest.split("/", 1)[0], rest):
+        userinfo, at, _host = candidate.rpartition("@")
         _user, colon, password = userinfo.partition(":")
-        if colon and password:
-            found += [password, unquote(password)]
+        if at and colon and password:
+            found += [userinfo, password, unquote(password)]
     # key=value form: password=... up to the next blank (quoted values too)
     for m in re.finditer(r"password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", url):
         value = m.group(1)
         found += [value, value.strip("'")]
     return [s for s in found if len(s) >= 1]
+
+
+def url_passwords(url: str) -> list[str]:
+    """The candidate passwords of ``url`` alone (what :func:`url_secrets` finds, without user-info)."""
+    _scheme, sep, rest = url.partition("://")
+    rest = rest if sep else url
+    found = []
+    for candidate in (rest.split("/", 1)[0], rest):
+        userinfo, at, _host = candidate.rpartition("@")
+        _user, colon, password = userinfo.partition(":")
+        if at and colon and password:
+            found += [password, unquote(password)]
+    for m in re.finditer(r"password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", url):
+        found += [m.group(1), m.group(1).strip("'")]
+    return found
 
 
 def scrub(text: str, secrets: Iterable[str], *, drop_quoted: bool = False) -> str:

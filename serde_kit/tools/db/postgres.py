@@ -26,7 +26,7 @@ from typing import Any
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .address import masked, scrub, url_secrets
+from .address import masked, plain, scrub, url_passwords, url_secrets
 from .base import ServerDatabase
 from .batch import SqlBatch
 from .catalog import CatalogKey, known_key
@@ -82,11 +82,21 @@ def describe_dsn(dsn: str) -> str:
     if not info:
         shown = masked(dsn)
         return f"{shown} (a DSN libpq cannot parse)" if shown else "the given DSN (libpq cannot parse it)"
-    host = info.get("host") or os.environ.get("PGHOST") or "localhost"
-    port = info.get("port") or os.environ.get("PGPORT") or "5432"
-    db = info.get("dbname") or os.environ.get("PGDATABASE") or "(default)"
-    user = info.get("user") or os.environ.get("PGUSER") or "(default)"
-    return f"{host}:{port}/{db} as user {user}"
+    # Each part only when it is a plain name: a typo can shift a password into any of them.
+    passwords = url_passwords(dsn)
+    if info.get("password"):
+        passwords.append(str(info["password"]))
+
+    def part(value: object, allow: str) -> str:
+        text = plain(value, allow=allow)
+        return "..." if len(text) >= 3 and any(text in s for s in passwords) else text
+
+    host = part(info.get("host") or os.environ.get("PGHOST") or "localhost", "/,:")
+    port = str(info.get("port") or os.environ.get("PGPORT") or "5432")
+    port = port if port.replace(",", "").isdigit() and port.isascii() else "..."
+    db = part(info.get("dbname") or os.environ.get("PGDATABASE") or "(default)", "()")
+    user = part(info.get("user") or os.environ.get("PGUSER") or "(default)", "()@")
+    return scrub(f"{host}:{port}/{db} as user {user}", [*passwords, *url_secrets(dsn)])
 
 
 def _send_generator() -> Any:
@@ -190,6 +200,21 @@ class PostgresDatabase(ServerDatabase):
         self.readonly = readonly
         self._where_text = describe_dsn(dsn)
         self._secrets = [dsn, *url_secrets(dsn)]
+        try:
+            from psycopg.conninfo import conninfo_to_dict
+
+            conninfo_to_dict(dsn)
+        except psycopg.Error as e:
+            # libpq quotes the piece of the DSN it cannot parse: that piece may be the password.
+            shown, reason = masked(dsn), self._first_line(e, drop_quoted=True)
+            hint = (
+                "percent-encode the password's special characters, or put it in PGPASSWORD / ~/.pgpass"
+                if "percent" in reason
+                else "write it as postgresql://user@host:port/dbname or as key=value pairs"
+            )
+            raise ConfigError(
+                f"the PostgreSQL DSN {shown + ' ' if shown else ''}cannot be parsed ({reason}); {hint}"
+            ) from None
         password = _conninfo(dsn).get("password")
         if password:
             self._secrets.append(str(password))
@@ -213,9 +238,33 @@ class PostgresDatabase(ServerDatabase):
             # Every table is schema-qualified from here on; functions and operators come from pg_catalog only.
             self.conn.execute(f"SET search_path = {_PINNED_PATH}")
             self.conn.execute("SET row_security = off")
+            if not self.readonly:
+                self._write_as_owner()
         except psycopg.Error as e:
             self.conn.close()
             raise StoreError(f"cannot set up a session on PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
+
+    def _write_as_owner(self) -> None:
+        """Write as the role that owns the saver's tables, when this session may become it.
+
+        An UPDATE runs what the table's owner attached to it -- triggers, index
+        expressions, CHECK constraints -- with the privileges of whoever updates.
+        Run by a superuser on tables an application role owns, that is the
+        application's code running as the superuser; as the owner it has the
+        owner's privileges only.  The owner's name is a bound parameter, never SQL.
+        """
+        found = self._found or {}
+        owners = {found[n][2] for n in self.layout.serde_tables if n in found}
+        if len(owners) != 1:
+            return
+        owner = owners.pop()
+        may = self.conn.execute(
+            "SELECT current_user <> %s AND pg_catalog.pg_has_role(current_user, "
+            "(SELECT oid FROM pg_catalog.pg_roles WHERE rolname = %s), 'MEMBER')",
+            (owner, owner),
+        ).fetchone()
+        if may is not None and may[0]:
+            self.conn.execute("SELECT pg_catalog.set_config('role', %s, false)", (owner,))
 
     def _find_tables(self) -> dict[str, tuple[int, str, str]]:
         """Each saver table the DSN's search path finds: oid, schema and owner (plain tables only)."""
