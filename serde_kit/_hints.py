@@ -1,19 +1,16 @@
-"""Advice serde_kit gives: command lines its messages suggest (built to work when pasted), one
-error for every type a row needs allowed, and the warning for a type that will not read back in
-another process."""
+"""Advice serde_kit gives when it refuses: command lines its messages suggest (built to work
+when pasted), and one error for every type a row or a value needs allowed (the error path only)."""
 
 from __future__ import annotations
 
 import shlex
-import threading
-import warnings
 from typing import Any
 
 from ._text import allow_entry, shell_assignment, shown
 from .allowlist import Allowlist
-from .errors import BlockedTypeError, EncodeError, MainModuleTypeWarning
+from .errors import BlockedTypeError, EncodeError
 
-__all__ = ["allow_flags", "every_refusal", "every_write_refusal", "refused_types", "warn_main_module_type"]
+__all__ = ["allow_flags", "every_refusal", "every_write_refusal", "refused_types"]
 
 #: More entries than this and the suggestion points at --allowlist-from instead of listing them.
 MAX_FLAGS = 12
@@ -33,28 +30,6 @@ def allow_flags(serde: Any) -> str:
     if len(extra) > MAX_FLAGS:
         return " --allowlist-from YOURAPP.MODULE:SERIALIZER"
     return "".join(f" --allow {shlex.quote(f'{module}:{name}')}" for module, name in extra)
-
-
-_warned_main: set[str] = set()
-_warned_lock = threading.Lock()
-
-
-def warn_main_module_type(module: str, name: str) -> None:
-    """Warn (once per type and process) that a class of the script run directly is being written."""
-    if module != "__main__":
-        return
-    with _warned_lock:
-        if name in _warned_main:
-            return
-        _warned_main.add(name)
-    warnings.warn(
-        f"writing __main__.{name}: the class is defined in the script run directly, so it is stored "
-        f"as '__main__:{name}', which only a process running that same script can read back (another "
-        "process, such as the LangGraph server or a second worker, cannot import it). Move the class "
-        "into a module of its own and import it from there",
-        MainModuleTypeWarning,
-        stacklevel=2,
-    )
 
 
 #: Distinct refused types one error lists, and values walked to find them (a planted row may name thousands).

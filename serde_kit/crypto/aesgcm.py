@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from serde_kit.errors import ConfigError, DecryptionError
 
-from .blob import NONCE_SIZE, TAG_SIZE
+from .blob import NONCE_SIZE, TAG_SIZE, auth_failed
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-__all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "auth_failed", "make_backend"]
+__all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "auth_failed", "make_backend"]  # auth_failed: from blob
 
 Buffer = bytes | bytearray | memoryview
 #: ``encrypt(nonce, plaintext, aad) -> ciphertext || tag``
@@ -47,14 +47,6 @@ Decryptor = Callable[[Buffer, Buffer, bytes], bytes]
 
 class _NeverRaised(Exception):
     """The ``auth_error`` of backends whose decryptors raise DecryptionError themselves."""
-
-
-def auth_failed(key_id: str) -> str:
-    """DecryptionError's message: which key id failed (ids are public), and nothing about why."""
-    return (
-        f"authentication failed under key id {key_id!r}: the keyring's key for that id is not the one "
-        "the row was sealed with, or the row was altered or relabelled"
-    )
 
 
 def _nonce() -> bytes:

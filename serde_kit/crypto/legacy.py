@@ -13,8 +13,7 @@ from typing import Any, cast
 
 from serde_kit.errors import ConfigError, DecryptionError, MalformedDataError
 
-from .aesgcm import auth_failed
-from .keyring import LEGACY_KEY_ID
+from .blob import LEGACY_KEY_ID, auth_failed
 
 __all__ = ["LEGACY_NONCE_SIZE", "LEGACY_TAG_SIZE", "decrypt_legacy"]
 
