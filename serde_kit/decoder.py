@@ -25,11 +25,9 @@ from typing import Any
 
 import msgspec
 
-from . import _prescan, _stack, events
-from . import budget
+from . import _prescan, _stack, budget, events
 from ._text import allow_entry, shell_assignment, shown
-from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS
-from .allowlist import Allowlist, TypeName, origin_name, parse_name
+from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS, Allowlist, TypeName, origin_name, parse_name
 from .errors import (
     BlockedTypeError,
     LenientDecodeWarning,

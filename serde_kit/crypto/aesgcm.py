@@ -34,7 +34,8 @@ from .blob import NONCE_SIZE, TAG_SIZE, auth_failed
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-__all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "auth_failed", "make_backend"]  # auth_failed: from blob
+# auth_failed comes from blob (the row format's module), re-exported for the backends' callers.
+__all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "auth_failed", "make_backend"]
 
 Buffer = bytes | bytearray | memoryview
 #: ``encrypt(nonce, plaintext, aad) -> ciphertext || tag``

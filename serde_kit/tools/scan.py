@@ -208,13 +208,19 @@ class AllowlistCheck:
             what = ", ".join(listed[:_MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
             entries = [allow_entry(m, n) for m, n in refused]
             if any(entry is None for entry in entries):
-                fix = "a stored name is not a valid Python name, so no application wrote it: the row was planted, delete it"
+                fix = (
+                    "a stored name is not a valid Python name, so no application wrote it: "
+                    "the row was planted, delete it"
+                )
             elif more > 0:
                 fix = "run `serde-kit allowlist scan` for the allowlist they need, else the row was planted: delete it"
             else:
                 flags = " ".join(dict.fromkeys(f"--allow {shlex.quote(e)}" for e in entries if e is not None))
                 them = "it" if len(refused) == 1 else "them"
-                fix = f"if the application allows {them}, add {flags} (or SERDE_KIT_ALLOW), else the row was planted: delete it"
+                fix = (
+                    f"if the application allows {them}, add {flags} (or SERDE_KIT_ALLOW), "
+                    "else the row was planted: delete it"
+                )
             module, name = next(iter(refused))
             raise BlockedTypeError(
                 f"row holds {what}, which the application's allowlist does not allow; {fix}",
