@@ -27,6 +27,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, DecryptionError
 
 from .blob import NONCE_SIZE, TAG_SIZE, auth_failed
@@ -156,7 +157,7 @@ class PycryptodomeBackend(Backend):
             from Crypto.Cipher import AES
         except ImportError:
             raise ConfigError(
-                "backend='pycryptodome' needs pycryptodome: pip install 'serde-kit[pycryptodome]'"
+                "backend='pycryptodome' needs pycryptodome: " + install_hint("pycryptodome")
             ) from None
         self._aes = AES
         self._keys: dict[str, bytes] = {}

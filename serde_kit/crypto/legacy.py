@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, DecryptionError, MalformedDataError
 
 from .blob import LEGACY_KEY_ID, auth_failed
@@ -26,8 +27,7 @@ def _aes() -> Any:  # the Crypto.Cipher.AES module (pycryptodome ships no types)
         from Crypto.Cipher import AES
     except ImportError:
         raise ConfigError(
-            "reading LangGraph '+aes' rows needs pycryptodome: "
-            "pip install 'serde-kit[pycryptodome]'"
+            "reading LangGraph '+aes' rows needs pycryptodome: " + install_hint("pycryptodome")
         ) from None
     return AES
 
