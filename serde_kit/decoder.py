@@ -395,8 +395,7 @@ class Decoder:
         if len(self._cache) >= _MAX_CACHED:
             self._cache.clear()  # only allowed names get here, but generic ones multiply
         self._cache[key] = found
-        # Reported once the verdict is cached: a decode that restarts with a meter asks again.
-        events.unregistered_allowed(self._allowlist, module, name)
+        events.unregistered_allowed(self._allowlist, module, name)  # once: after the verdict is cached
         return found
 
     def resolve_class(self, module: str, name: str) -> Any:

@@ -532,7 +532,8 @@ def test_mysql_snippets_store_only_ciphertext_and_the_tools_read_it(
         outputs.append(done.stdout)
     # status: every row under k1, none in plaintext (as the comment in the README says); verify: none failed.
     assert "key k1 (primary)  bound  unbound  plaintext" in outputs[0], outputs[0]
-    assert re.search(r"^total +(\d+) +\1 +0 ", outputs[0], flags=re.M), outputs[0]
+    # total rows, all under k1, none bound (this snippet does not use bind_rows), all unbound, none plaintext
+    assert re.search(r"^total +(\d+) +\1 +0 +\1 +0 ", outputs[0], flags=re.M), outputs[0]
     assert re.search(r"^(\d+) row\(s\): \1 decrypt, 0 plaintext, 0 empty, 0 failed$", outputs[1], flags=re.M), outputs[1]
     assert APP_PASSWORD not in "".join(outputs)
     # The password does come from MYSQL_PWD: without it the same command cannot connect (exit 3).
