@@ -40,6 +40,7 @@ from .errors import (
 from .ext import codes, langchain, langgraph, numpy, pydantic, stdlib, user
 from .ext.codes import RebuildFn
 from .limits import DEFAULT_LIMITS, Limits
+from .renames import Renames, renamed
 
 # ext type, then its fixed header size and how the payload length is stored.
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
@@ -80,14 +81,17 @@ class Decoder:
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
         "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_unvalidated_warned",
+        "_renames",
     )  # fmt: skip
 
     def __init__(
-        self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS, validate: str = "auto"
+        self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS, validate: str = "auto",
+        renames: Renames | None = None,
     ) -> None:
         if validate not in pydantic.VALIDATE_MODES:
             raise ValueError(f"validate must be one of {', '.join(map(repr, pydantic.VALIDATE_MODES))}, not {validate!r}")
         self._validate = validate
+        self._renames: Renames = renames or {}  # stored name -> the class's name now (serde_kit.renames)
         self._unvalidated_warned: set[Any] = set()
         self._allowlist = allowlist
         self._lenient = lenient
@@ -356,6 +360,8 @@ class Decoder:
         found = self._cache.get(key)
         if found is not None:
             return found
+        if self._renames:
+            module, name = renamed(self._renames, module, name)
         if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
             events.blocked(module, name)
             return _Blocked(_subscripted_error(code, module, name))
