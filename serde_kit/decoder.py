@@ -141,7 +141,7 @@ class Decoder:
             except ENGINE_ERRORS as exc:
                 raise engine_error(exc, data) from None
             except budget.NeedsMeter:
-                pass  # a costly step: read again with a work meter
+                return self.loads_with_meter(data)  # a costly step: read again with a work meter
         return self.loads_checked(data)
 
     def loads_checked(self, data: bytes) -> Any:
@@ -151,22 +151,11 @@ class Decoder:
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        opened = budget.open_meter(size, limits)
-        try:
-            return self._loads_metered(data)
-        except MemoryError:
-            raise engine_error(MemoryError(), data) from None
-        finally:
-            if opened:
-                budget.close_meter()
-
-    def _loads_metered(self, data: bytes) -> Any:
-        limits = self._limits
-        size = len(data)
         code_at = _EXT_CODE_AT.get(data[0]) if size else None
         if code_at is not None and size > code_at and data[code_at] == codes.NUMPY_ARRAY:
             # An array on its own. Its plain layout (dtype, a short shape, order,
-            # buffer) holds nothing the prescan looks for; a large one is read in one copy.
+            # buffer) holds nothing the prescan looks for and nothing that charges
+            # the meter; a large one is read in one copy.
             if size >= numpy.FAST_PATH_MIN_BYTES:
                 fast = self._large_array(data)
             else:
@@ -179,6 +168,31 @@ class Decoder:
                     fast = None  # the general path reads it and reports what is wrong
             if fast is not None:
                 return fast
+        # Most rows hold nothing costly: read without a meter; the first costly step
+        # asks for one (NeedsMeter) and the row is read again with it.
+        try:
+            return self._loads_metered(data)
+        except budget.NeedsMeter:
+            pass
+        except MemoryError:
+            raise engine_error(MemoryError(), data) from None
+        return self.loads_with_meter(data)
+
+    def loads_with_meter(self, data: bytes) -> Any:
+        """:meth:`loads_checked` with the call's work meter open from the start (for a row
+        in which a costly step asked for one)."""
+        opened = budget.open_meter(len(data), self._limits)
+        try:
+            return self._loads_metered(data)
+        except MemoryError:
+            raise engine_error(MemoryError(), data) from None
+        finally:
+            if opened:
+                budget.close_meter()
+
+    def _loads_metered(self, data: bytes) -> Any:
+        limits = self._limits
+        size = len(data)
         # Rows too small to hold a flood skip the prescan (but for a timestamp
         # search) and the hash tracking of typed values: the per-call cost of
         # small pending writes stays where it was.

@@ -150,7 +150,7 @@ class Serializer:
                         except ENGINE_ERRORS as exc:
                             raise engine_error(exc, payload) from None
                         except NeedsMeter:
-                            pass  # a costly step: read again with a work meter
+                            return self._decoder.loads_with_meter(payload)  # a costly step: read again with a meter
                     return self._decoder.loads_checked(payload)
                 return self._decoder.loads(_as_bytes(payload))
             except BlockedTypeError as exc:
