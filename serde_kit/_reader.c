@@ -39,8 +39,13 @@ enum {
     KIND_INTS3 = 2,    /* cls(a, b, c) for three exact ints: date, timedelta */
     KIND_DATETIME = 3, /* cls(*env[2]) for 8 items, the last None or of a type in param */
     KIND_UUID = 4,     /* object.__new__(cls), int from 32 hex digits, is_safe = param */
-    KIND_LAST = 4
+    KIND_ENUM = 5,     /* param[env[2]] for an exact str or int found in the member map param */
+    KIND_DATACLASS = 6, /* object.__new__(cls) + __dict__.update(env[2]) when its keys are param, in order */
+    KIND_PYDANTIC = 7, /* cls.__pydantic_validator__.validate_python(env[2][, by_name=True if param]) */
+    KIND_LAST = 7
 };
+/* A C kind builds from env[2]; any other shape, or a failure its Python rebuilder would
+ * handle, goes to that rebuilder (fn), as the pure path's hot path calls it. */
 
 typedef struct {
     PyObject *head;   /* bytes: the payload's first bytes up to the end of the name; NULL = free */
@@ -77,7 +82,13 @@ typedef struct {
 
 static PyObject *decode_value(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t level);
 
-static PyObject *str_int, *str_is_safe; /* attribute names, interned at import */
+static PyObject *str_int, *str_is_safe, *str_dict, *str_validator, *str_validate_python, *str_by_name;
+static PyObject *by_name_kwnames; /* ("by_name",) */
+
+/* Short map keys, kept with their hash: rows repeat the same few field names. */
+#define KEY_CACHE_SIZE 512
+#define KEY_CACHE_MAX_LEN 24
+static PyObject *key_cache[KEY_CACHE_SIZE];
 
 /* --- reading ------------------------------------------------------------- */
 
@@ -113,6 +124,28 @@ static PyObject *make_str(const unsigned char *p, Py_ssize_t n) {
     if (s == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
         PyErr_Clear(); /* invalid UTF-8: soft, the pure path reports it */
     }
+    return s;
+}
+
+static PyObject *make_key(const unsigned char *p, Py_ssize_t n) {
+    if (n == 0 || n > KEY_CACHE_MAX_LEN) return make_str(p, n);
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    PyObject **slot = &key_cache[h & (KEY_CACHE_SIZE - 1)];
+    PyObject *found = *slot;
+    if (found != NULL && PyUnicode_GET_LENGTH(found) == n && memcmp(PyUnicode_DATA(found), p, (size_t)n) == 0) {
+        return Py_NewRef(found);
+    }
+    PyObject *s = make_str(p, n);
+    if (s == NULL || !PyUnicode_IS_ASCII(s)) return s; /* only ASCII keys: their length is their size */
+    if (PyObject_Hash(s) == -1) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    Py_XSETREF(*slot, Py_NewRef(s));
     return s;
 }
 
@@ -236,6 +269,47 @@ static PyObject *build_kind(Entry *e, PyObject *arg) {
         Py_DECREF(args);
         return value;
     }
+    case KIND_ENUM: {
+        if (!PyUnicode_CheckExact(arg) && !PyLong_CheckExact(arg)) return NULL;
+        PyObject *member = PyDict_GetItemWithError(e->param, arg);
+        return member == NULL ? NULL : Py_NewRef(member);
+    }
+    case KIND_DATACLASS: {
+        if (!PyDict_CheckExact(arg) || PyDict_GET_SIZE(arg) != PyTuple_GET_SIZE(e->param)) return NULL;
+        Py_ssize_t pos = 0, i = 0;
+        PyObject *key, *item;
+        while (PyDict_Next(arg, &pos, &key, &item)) {
+            PyObject *expected = PyTuple_GET_ITEM(e->param, i++);
+            if (!PyUnicode_CheckExact(key)) return NULL;
+            if (key != expected) {
+                int same = PyUnicode_Compare(key, expected);
+                if (same == -1 && PyErr_Occurred()) return NULL;
+                if (same != 0) return NULL;
+            }
+        }
+        PyObject *empty = PyTuple_New(0);
+        PyObject *value = empty == NULL ? NULL : PyBaseObject_Type.tp_new((PyTypeObject *)e->cls, empty, NULL);
+        Py_XDECREF(empty);
+        if (value == NULL) return NULL;
+        PyObject *dict = PyObject_GetAttr(value, str_dict);
+        if (dict == NULL || PyDict_Update(dict, arg) < 0) {
+            Py_XDECREF(dict);
+            Py_DECREF(value);
+            return NULL;
+        }
+        Py_DECREF(dict);
+        return value;
+    }
+    case KIND_PYDANTIC: {
+        if (!PyDict_CheckExact(arg)) return NULL;
+        PyObject *validator = PyObject_GetAttr(e->cls, str_validator);
+        if (validator == NULL) return NULL;
+        PyObject *args[3] = {validator, arg, Py_True};
+        PyObject *value = PyObject_VectorcallMethod(str_validate_python, args, 2,
+                                                    e->param == Py_True ? by_name_kwnames : NULL);
+        Py_DECREF(validator);
+        return value;
+    }
     case KIND_UUID: {
         if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) != 32 || !PyUnicode_IS_ASCII(arg)) return NULL;
         const char *text = (const char *)PyUnicode_DATA(arg);
@@ -266,46 +340,44 @@ static PyObject *build_kind(Entry *e, PyObject *arg) {
 
 /* Decode the envelope items after the head and build the value of entry e. */
 static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const unsigned char *pend, Py_ssize_t level) {
-    if (e->kind == KIND_CALL) {
-        PyObject *env = PyList_New(e->nitems);
-        if (env == NULL) return NULL;
-        Py_INCREF(e->module);
-        PyList_SET_ITEM(env, 0, e->module);
-        Py_INCREF(e->name);
-        PyList_SET_ITEM(env, 1, e->name);
-        for (Py_ssize_t i = 2; i < e->nitems; i++) {
-            PyObject *item = decode_value(st, &q, pend, level + 1);
-            if (item == NULL) {
-                Py_DECREF(env);
-                return NULL;
-            }
-            PyList_SET_ITEM(env, i, item);
-        }
-        if (q != pend) {
+    PyObject *env = PyList_New(e->nitems);
+    if (env == NULL) return NULL;
+    PyList_SET_ITEM(env, 0, Py_NewRef(e->module));
+    PyList_SET_ITEM(env, 1, Py_NewRef(e->name));
+    for (Py_ssize_t i = 2; i < e->nitems; i++) {
+        PyObject *item = decode_value(st, &q, pend, level + 1);
+        if (item == NULL) {
             Py_DECREF(env);
-            return NULL; /* trailing bytes in the payload: soft */
+            return NULL;
         }
-        if (e->method != NULL) {
-            PyObject *method = PyList_GET_ITEM(env, 3);
-            if (!PyUnicode_CheckExact(method) || PyUnicode_Compare(method, e->method) != 0) {
-                Py_DECREF(env);
-                return NULL; /* another method: the hook decides (soft) */
-            }
-        }
-        PyObject *value = PyObject_CallOneArg(e->fn, env);
-        Py_DECREF(env);
-        if (value == NULL && retry_in_python(st->r)) return NULL;
-        return value;
+        PyList_SET_ITEM(env, i, item);
     }
-    PyObject *arg = decode_value(st, &q, pend, level + 1);
-    if (arg == NULL) return NULL;
     if (q != pend) {
-        Py_DECREF(arg);
-        return NULL;
+        Py_DECREF(env);
+        return NULL; /* trailing bytes in the payload: soft */
     }
-    PyObject *value = build_kind(e, arg);
-    Py_DECREF(arg);
-    if (value == NULL && PyErr_Occurred() && !retry_in_python(st->r)) return NULL;
+    if (e->method != NULL) {
+        PyObject *method = PyList_GET_ITEM(env, 3);
+        if (!PyUnicode_CheckExact(method) || PyUnicode_Compare(method, e->method) != 0) {
+            Py_DECREF(env);
+            if (PyErr_Occurred()) return NULL;
+            return NULL; /* another method: the hook decides (soft) */
+        }
+    }
+    PyObject *value = NULL;
+    if (e->kind != KIND_CALL) {
+        value = build_kind(e, PyList_GET_ITEM(env, 2));
+        if (value == NULL && PyErr_Occurred() && !retry_in_python(st->r)) {
+            Py_DECREF(env);
+            return NULL;
+        }
+    }
+    if (value == NULL) {
+        /* KIND_CALL, or a shape (or failure) the C kind leaves to its Python rebuilder */
+        value = PyObject_CallOneArg(e->fn, env);
+        if (value == NULL && retry_in_python(st->r)) value = NULL; /* soft: the hook rebuilds it */
+    }
+    Py_DECREF(env);
     return value;
 }
 
@@ -374,6 +446,13 @@ static PyObject *decode_key(State *st, const unsigned char **pp, const unsigned 
     if ((b >= 0x80 && b <= 0x9f) || b == 0xdc || b == 0xdd || b == 0xde || b == 0xdf || (b >= 0xd4 && b <= 0xd8) ||
         b == 0xc7 || b == 0xc8 || b == 0xc9) {
         return NULL;
+    }
+    if (b >= 0xa0 && b <= 0xbf) {
+        Py_ssize_t n = b & 0x1f;
+        const unsigned char *p = *pp + 1;
+        if (end - p < n) return NULL;
+        *pp = p + n;
+        return make_key(p, n);
     }
     return decode_value(st, pp, end, level);
 }
@@ -528,8 +607,9 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "not an entry this reader can hold");
         return NULL;
     }
-    if ((kind != KIND_CALL && nitems != 3) || (kind == KIND_DATETIME && !PyTuple_CheckExact(param)) ||
-        (kind != KIND_CALL && kind != KIND_TUPLE && !PyType_Check(cls)) || (kind == KIND_CALL && !PyCallable_Check(fn))) {
+    if ((kind != KIND_CALL && nitems > 4) || ((kind == KIND_DATETIME || kind == KIND_DATACLASS) && !PyTuple_CheckExact(param)) ||
+        (kind == KIND_ENUM && !PyDict_CheckExact(param)) || (kind != KIND_CALL && kind != KIND_TUPLE && !PyType_Check(cls)) ||
+        !PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_ValueError, "entry parameters do not fit its kind");
         return NULL;
     }
@@ -669,13 +749,20 @@ PyMODINIT_FUNC PyInit__reader(void) {
     if (PyType_Ready(&ReaderType) < 0) return NULL;
     if (str_int == NULL && (str_int = PyUnicode_InternFromString("int")) == NULL) return NULL;
     if (str_is_safe == NULL && (str_is_safe = PyUnicode_InternFromString("is_safe")) == NULL) return NULL;
+    if (str_dict == NULL && (str_dict = PyUnicode_InternFromString("__dict__")) == NULL) return NULL;
+    if (str_validator == NULL && (str_validator = PyUnicode_InternFromString("__pydantic_validator__")) == NULL) return NULL;
+    if (str_validate_python == NULL && (str_validate_python = PyUnicode_InternFromString("validate_python")) == NULL) return NULL;
+    if (str_by_name == NULL && (str_by_name = PyUnicode_InternFromString("by_name")) == NULL) return NULL;
+    if (by_name_kwnames == NULL && (by_name_kwnames = PyTuple_Pack(1, str_by_name)) == NULL) return NULL;
     PyObject *m = PyModule_Create(&reader_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
         PyModule_AddIntConstant(m, "KIND_CALL", KIND_CALL) < 0 || PyModule_AddIntConstant(m, "KIND_TUPLE", KIND_TUPLE) < 0 ||
         PyModule_AddIntConstant(m, "KIND_INTS3", KIND_INTS3) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DATETIME", KIND_DATETIME) < 0 ||
-        PyModule_AddIntConstant(m, "KIND_UUID", KIND_UUID) < 0 || PyModule_AddIntConstant(m, "MAX_ENTRIES", MAX_ENTRIES) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_UUID", KIND_UUID) < 0 || PyModule_AddIntConstant(m, "KIND_ENUM", KIND_ENUM) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_DATACLASS", KIND_DATACLASS) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_PYDANTIC", KIND_PYDANTIC) < 0 || PyModule_AddIntConstant(m, "MAX_ENTRIES", MAX_ENTRIES) < 0 ||
         PyModule_AddIntConstant(m, "EXT_FRAMES", EXT_FRAMES) < 0) {
         Py_DECREF(m);
         return NULL;

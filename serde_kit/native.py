@@ -113,6 +113,42 @@ def _kind(decoder: Any, code: int, module: str, name: str, verdict: Any) -> tupl
         found = _C_KINDS.get((code, module, name))
         if found is not None and (found[0] != _reader.KIND_UUID or decoder.limits.max_text_length >= 32):
             return found
+        return _reader.KIND_CALL, None, None
+    return _user_kind(verdict)
+
+
+def _closure(fn: Any) -> dict[str, Any]:
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    if code is None:
+        return {}
+    try:
+        return {name: cell.cell_contents for name, cell in zip(code.co_freevars, cells)}
+    except ValueError:  # an empty cell
+        return {}
+
+
+def _user_kind(verdict: Any) -> tuple[int, Any, Any]:
+    """The C kind whose fast path is exactly the fast path of ``verdict``, one of the
+    rebuilders serde_kit.ext.user / .pydantic make (read from its closure), else KIND_CALL.
+    The C kind hands every other shape to ``verdict`` itself."""
+    assert _reader is not None
+    qualname = getattr(verdict, "__qualname__", "")
+    found = _closure(verdict)
+    if qualname == "_dataclass_rebuilder.<locals>.rebuild":
+        cls, plain = found.get("cls"), found.get("plain")
+        if isinstance(cls, type) and type(plain) is tuple and found.get("new") is object.__new__:
+            if all(type(field) is str for field in plain):
+                return _reader.KIND_DATACLASS, cls, plain
+    elif qualname == "_enum_rebuilder.<locals>.rebuild":
+        lookup, cls = found.get("lookup"), found.get("cls")
+        members = getattr(lookup, "__self__", None)
+        if isinstance(cls, type) and type(members) is dict and lookup == members.get:
+            return _reader.KIND_ENUM, cls, members
+    elif qualname == "v2_rebuilder.<locals>.rebuild_plain":
+        cls, by_name = found.get("cls"), found.get("by_name")
+        if isinstance(cls, type) and type(by_name) is bool:
+            return _reader.KIND_PYDANTIC, cls, by_name
     return _reader.KIND_CALL, None, None
 
 

@@ -115,6 +115,7 @@ def _contract_sources() -> list[str]:
 
 def test_the_contract_names_every_library_module():
     top = {".".join(m.split(".")[:2]) for m in library_modules()}
+    top.discard("serde_kit._reader")  # the optional compiled reader (when built): no Python imports to lint
     assert top == set(_contract_sources())
 
 
