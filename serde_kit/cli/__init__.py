@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Tools for LangGraph checkpoint data written through serde_kit: "
         "keys, re-encryption, status and inspection of stored rows (SQLite, PostgreSQL, MySQL/MariaDB).",
     )
+    from serde_kit import __version__, native
+
+    parser.add_argument("--version", action="version", version=f"serde-kit {__version__} ({native.reason()})")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
