@@ -12,9 +12,11 @@
    comes back exactly (pydantic model, dataclass, ZoneInfo datetime, numpy
    array), then ``finalize`` runs;
 3. this process prints the thread's checkpoint history;
-4. the rows were encrypted (AES-256-GCM, key ``k1``) all along: the demo adds
-   key ``k2`` as primary, re-encrypts every stored row with ``serde-kit
-   rotate``, checks with ``serde-kit status`` and ``serde-kit retire`` that no
+4. the rows were encrypted (AES-256-GCM, key ``k1``) and bound to their thread
+   (``bind_rows``) all along: copied onto another thread with plain SQL, they
+   are refused (``RowBindingError``), not decrypted there;
+5. the demo adds key ``k2`` as primary, re-encrypts every stored row with
+   ``serde-kit rotate`` (bound rows stay bound), checks with ``serde-kit status`` and ``serde-kit retire`` that no
    row needs ``k1`` any more, drops ``k1`` and reads the history again.
 
 ``--plain`` runs the same story without encryption. No network, no LLM. Needs the ``demo`` extra (langgraph, the SQLite saver,
@@ -38,12 +40,15 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pydantic
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
 from serde_kit import EncryptedSerializer, Keyring, Serializer, load_keyring
+from serde_kit.bound_saver import bind_rows
+from serde_kit.errors import RowBindingError
 
 THREAD_ID = "task-001"
 DOC_IDS = ["a.txt", "b.txt", "c.txt"]
@@ -89,12 +94,14 @@ class TaskState(TaskInput):
     result: str
 
 
-def make_serializer() -> Serializer | EncryptedSerializer:
-    """The one place the demo builds its serde: encrypted when a keyring file is set."""
+def make_saver(conn: sqlite3.Connection) -> BaseCheckpointSaver[str]:
+    """The one place the demo builds its saver: when a keyring file is set, rows are
+    encrypted and bound to their thread (``bind_rows``), so a row copied onto another
+    thread is refused instead of decrypted there."""
     serde = Serializer(allow=[Reviewer, DocSummary])
-    if os.environ.get(KEYRING_ENV):
-        return EncryptedSerializer(serde, load_keyring())
-    return serde
+    if not os.environ.get(KEYRING_ENV):
+        return SqliteSaver(conn, serde=serde)
+    return bind_rows(SqliteSaver(conn, serde=EncryptedSerializer(serde, load_keyring())))
 
 
 # --- the graph ----------------------------------------------------------------
@@ -147,7 +154,7 @@ def finalize(state: TaskState, config: RunnableConfig) -> dict[str, Any]:
 Graph = CompiledStateGraph[TaskState, None, TaskInput, TaskState]
 
 
-def build_graph(saver: SqliteSaver) -> Graph:
+def build_graph(saver: BaseCheckpointSaver[str]) -> Graph:
     builder = StateGraph(TaskState, input_schema=TaskInput)
     builder.add_node("process_docs", process_docs)
     builder.add_node("human_review", human_review)
@@ -161,7 +168,7 @@ def build_graph(saver: SqliteSaver) -> Graph:
 
 def _open(data_dir: Path) -> tuple[sqlite3.Connection, Graph, RunnableConfig]:
     conn = sqlite3.connect(data_dir / DB_NAME, check_same_thread=False)
-    graph = build_graph(SqliteSaver(conn, serde=make_serializer()))
+    graph = build_graph(make_saver(conn))
     config: RunnableConfig = {"configurable": {"thread_id": THREAD_ID, "run_log": str(data_dir / RUN_LOG)}}
     return conn, graph, config
 
@@ -275,6 +282,35 @@ def rotate_story(data_dir: Path) -> None:
     print(f"\n  k1 removed from the keyring ({retired!r}); the history still reads:")
 
 
+def moved_row_story(data_dir: Path) -> None:
+    """Copy the thread's checkpoints onto another thread in the file, as a database writer could."""
+    conn = sqlite3.connect(data_dir / DB_NAME)
+    try:
+        conn.execute(
+            "INSERT INTO checkpoints SELECT 'mallory', checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+            "type, checkpoint, metadata FROM checkpoints WHERE thread_id = ?",
+            (THREAD_ID,),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    print(f"  copied every checkpoint row of {THREAD_ID!r} onto thread 'mallory' with plain SQL")
+    conn, graph, config = _open(data_dir)
+    try:
+        graph.get_state({"configurable": {**config.get("configurable", {}), "thread_id": "mallory"}})
+        print("  WARNING: the copied rows were decrypted on thread 'mallory'!")
+    except RowBindingError as e:
+        print(f"  reading thread 'mallory' refuses them: RowBindingError: {str(e)[:60]}...")
+    finally:
+        conn.close()
+    sqlite = sqlite3.connect(data_dir / DB_NAME)
+    try:
+        sqlite.execute("DELETE FROM checkpoints WHERE thread_id = 'mallory'")
+        sqlite.commit()
+    finally:
+        sqlite.close()
+
+
 def run_story(data_dir: Path, *, encrypted: bool = True) -> None:
     """The whole demo: fresh database, start process, resume process, history, rotation."""
     if data_dir.exists():
@@ -311,7 +347,9 @@ def run_story(data_dir: Path, *, encrypted: bool = True) -> None:
     phase_history(data_dir)
 
     if encrypted:
-        print("\n5) key rotation")
+        print("\n5) a row moved to another thread")
+        moved_row_story(data_dir)
+        print("\n6) key rotation")
         rotate_story(data_dir)
         phase_history(data_dir)
 

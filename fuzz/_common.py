@@ -2,7 +2,7 @@
 
 The harnesses run as scripts (``python fuzz/fuzz_decode.py ...``), so this
 module puts the repository root and ``tests/`` (for the user test types and
-the strict comparison helper) on ``sys.path``.
+the strict comparison helper) and ``bench/`` (honest payloads) on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-for p in (str(REPO), str(REPO / "tests")):
+for p in (str(REPO), str(REPO / "tests"), str(REPO / "bench")):
     if p not in sys.path:
         sys.path.insert(0, p)
 
@@ -31,15 +31,18 @@ def join_tagged(tag: str, payload: bytes, tags: list[str] = TAGS) -> bytes:
     return bytes([tags.index(tag)]) + payload
 
 
-def fuzz(check_name: str) -> None:
+def fuzz(check_name: str, *, exclude: tuple[str, ...] = ()) -> None:
     """Run libFuzzer on ``checks.<check_name>`` with serde_kit instrumented.
 
     serde_kit is imported under atheris' instrumentation here, before
     ``checks`` imports it, so coverage guides every harness the same way.
+    Modules in ``exclude`` stay uninstrumented (the cost-ratio harness leaves out
+    the prescan's walk: instrumentation slows a Python loop many times more than
+    the C engines, which would skew a ratio of CPU times).
     """
     import atheris
 
-    with atheris.instrument_imports(include=["serde_kit"]):
+    with atheris.instrument_imports(include=["serde_kit"], exclude=list(exclude)):
         import serde_kit  # noqa: F401
         import serde_kit.crypto  # noqa: F401
 

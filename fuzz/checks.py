@@ -171,3 +171,118 @@ CHECKS = {
     "fuzz_encrypted": check_encrypted,
     "fuzz_native": check_native,
 }
+
+
+# --- cost ratio ---------------------------------------------------------------
+
+#: The issue-19 target: no row of N bytes costs more than this times an honest row of N bytes.
+MAX_COST_RATIO = 20.0
+#: Below this the meter's floor (Limits.min_work, ~5 ms of work) is what bounds a row:
+#: the ratio is taken against max(honest cost, floor / MAX_COST_RATIO).
+FLOOR_SECONDS = 0.005
+_HONEST_CPU: dict[int, float] = {}
+
+
+def _cpu_seconds(call: Any, repeat: int = 1) -> float:
+    """The least thread CPU time of ``repeat`` runs of ``call`` (other processes do not move
+    it), with the cyclic garbage collector paused: a collection's cost depends on every
+    object the fuzzing process holds, not on the row that happens to trigger it."""
+    import gc
+    import time
+
+    best = float("inf")
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            started = time.thread_time()
+            call()
+            best = min(best, time.thread_time() - started)
+    finally:
+        gc.enable()
+    return best
+
+
+def honest_row(size: int) -> bytes:
+    """An honest msgpack row of about ``size`` bytes: a LangGraph checkpoint of chat
+    messages, tool calls, ids and timestamps, as the bench payloads hold."""
+    import payloads
+
+    serde = _serializers()["strict"]
+    messages = 1
+    while True:
+        row = serde.dumps(payloads.chat_checkpoint(messages, seed=3))
+        if len(row) >= size or messages > 4096:
+            return row
+        messages *= 2
+
+
+def honest_cpu(size: int) -> float:
+    """CPU seconds an honest row of ``size`` bytes takes to decode here (per size bucket,
+    measured once per process: the least of several runs, scaled to the size)."""
+    bucket = max(1024, 1 << max(0, size - 1).bit_length())
+    if bucket not in _HONEST_CPU:
+        serde = _serializers()["strict"]
+        row = honest_row(bucket)
+        per_byte = _cpu_seconds(lambda: serde.loads(row), repeat=7) / len(row)
+        _HONEST_CPU[bucket] = per_byte * bucket
+    return _HONEST_CPU[bucket] * size / bucket
+
+
+def cost_ratio(data: bytes) -> float:
+    """The decode CPU of this input's row over that of an honest row of its size
+    (floored at FLOOR_SECONDS / MAX_COST_RATIO)."""
+    from serde_kit.errors import SerdeError
+
+    s = _serializers()
+    tag, payload = _common.split_tagged(data)
+    serde = s["lenient"] if data and data[0] >= 128 else s["strict"]
+
+    def decode() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                serde.loads_typed((tag, payload))
+            except SerdeError:
+                pass
+
+    spent = _cpu_seconds(decode)
+    return spent / max(honest_cpu(len(payload)), FLOOR_SECONDS / MAX_COST_RATIO)
+
+
+#: In-process ratios above this are confirmed by the uninstrumented worker (atheris'
+#: instrumentation slows serde_kit's Python code several times more than the C engines).
+_CONFIRM_ABOVE = MAX_COST_RATIO / 4
+_worker: list[Any] = []
+
+
+def uninstrumented_ratio(data: bytes) -> float:
+    """:func:`cost_ratio` of ``data`` measured by a worker process that runs serde_kit
+    uninstrumented (the least of three measurements)."""
+    import struct
+    import subprocess
+    import sys
+
+    if not _worker or _worker[0].poll() is not None:
+        _worker[:] = [
+            subprocess.Popen(
+                [sys.executable, str(_common.REPO / "fuzz" / "cost_worker.py")],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+        ]
+    proc = _worker[0]
+    proc.stdin.write(struct.pack(">I", len(data)) + data)
+    proc.stdin.flush()
+    return float(proc.stdout.readline())
+
+
+def check_cost_ratio(data: bytes) -> None:
+    """As :func:`check_decode`, and the row may cost at most MAX_COST_RATIO times an honest
+    row of its size, as measured without instrumentation (see :func:`uninstrumented_ratio`)."""
+    if cost_ratio(data) > _CONFIRM_ABOVE:
+        worst = uninstrumented_ratio(data)
+        if worst > MAX_COST_RATIO:
+            raise AssertionError(f"a {len(data)}-byte row cost {worst:.1f}x an honest row of its size")
+
+
+CHECKS["fuzz_cost"] = check_cost_ratio

@@ -11,7 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
 PY="${PYTHON:-.venv/bin/python}"
-HARNESSES="${FUZZ_HARNESSES:-fuzz_decode fuzz_resources fuzz_roundtrip fuzz_encrypted}"
+HARNESSES="${FUZZ_HARNESSES:-fuzz_decode fuzz_resources fuzz_cost fuzz_roundtrip fuzz_encrypted}"
 SCRATCH="$(mktemp -d)"
 trap 'rm -rf "$SCRATCH"' EXIT
 status=0
@@ -19,7 +19,7 @@ for h in $HARNESSES; do
     mkdir -p "fuzz/crashes/$h" "$SCRATCH/$h"
     if [[ -n "${FUZZ_RUNS:-}" ]]; then limit="-runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECONDS_EACH"; fi
     dict=(); [[ -f "fuzz/$h.dict" ]] && dict=("-dict=fuzz/$h.dict")
-    [[ ($h == fuzz_resources || $h == fuzz_native) && -f fuzz/fuzz_decode.dict ]] && dict=("-dict=fuzz/fuzz_decode.dict")
+    [[ ($h == fuzz_resources || $h == fuzz_cost || $h == fuzz_native) && -f fuzz/fuzz_decode.dict ]] && dict=("-dict=fuzz/fuzz_decode.dict")
     seeds="fuzz/corpus/$h"; [[ $h == fuzz_native ]] && seeds="fuzz/corpus/fuzz_decode"
     echo "== $h ($limit)"
     start=$(date +%s)

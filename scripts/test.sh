@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
-# Run the whole test suite (starts its own PostgreSQL server). Extra args go to pytest.
+# Run the whole test suite; extra args go to pytest.  On a fresh machine this sets up all of
+# it: .venv (scripts/bootstrap.sh) and the PostgreSQL and MariaDB server binaries the tests
+# start private servers from (scripts/provision.sh: apt-get when run as root, otherwise one
+# line saying what to run).  With pytest args (a subset of the tests) a missing server is
+# reported and the run goes on, since the subset may not need it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! scripts/provision.sh && [ $# -eq 0 ]; then
+    exit 3
+fi
 scripts/bootstrap.sh dev
 exec .venv/bin/python -m pytest "$@"

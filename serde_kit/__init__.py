@@ -3,9 +3,7 @@
 __version__ = "0.1.0"  # the package version: pyproject.toml reads it from here
 
 from .allowlist import Allowlist as Allowlist
-from .crypto import EncryptedSerializer as EncryptedSerializer
-from .crypto import Keyring as Keyring
-from .crypto import load_keyring as load_keyring
+from .crypto import EncryptedSerializer as EncryptedSerializer, Keyring as Keyring, load_keyring as load_keyring
 from .errors import (
     BlockedTypeError as BlockedTypeError,
     ConfigError as ConfigError,
@@ -19,8 +17,10 @@ from .errors import (
     MalformedDataError as MalformedDataError,
     PlaintextRefusedError as PlaintextRefusedError,
     RebuildError as RebuildError,
+    RowBindingError as RowBindingError,
     SerdeError as SerdeError,
     SerdeWarning as SerdeWarning,
+    StoreError as StoreError,
     UnknownKeyError as UnknownKeyError,
     UnknownTagError as UnknownTagError,
 )
@@ -45,9 +45,11 @@ __all__ = [
     "MalformedDataError",
     "PlaintextRefusedError",
     "RebuildError",
+    "RowBindingError",
     "SerdeError",
     "SerdeWarning",
     "Serializer",
+    "StoreError",
     "UnknownKeyError",
     "UnknownTagError",
     "load_keyring",

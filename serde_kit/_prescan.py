@@ -24,15 +24,17 @@ decoder tracks the hashes of the values its ext hook builds.
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import ormsgpack
 
+from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "check_hash_collisions", "may_hold_big_map", "scan"]
+__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "check_hash_collisions", "first_big_map", "may_hold_big_map", "scan"]
 
 #: Maps with fewer array keys than this cannot cost much even if every key
 #: collides (~0.1 s at worst), so rows that cannot hold that many are not walked.
@@ -128,43 +130,93 @@ def check(data: bytes, limits: Limits) -> None:
     if size > limits.max_containers:
         classes = data.translate(_CLASSES)
         if classes.count(b"C") + classes.count(b"A") > limits.max_containers:
-            scan(data, limits)
+            _walk(data, limits)
             return
         suspect_keys = may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
-    elif size >= SMALL_ROW and may_hold_big_map(data):
-        # Fewer array headers than FLOOD_KEYS in the whole row: no map can have
-        # that many array keys (one translate pass, cheaper than the pair count).
-        suspect_keys = (
-            len(data.translate(None, _NOT_ARRAY_HEADER)) >= FLOOD_KEYS
-            and data.translate(_CLASSES).count(_KEY_START) >= FLOOD_KEYS
-        )
-    if (suspect_keys or _may_hold_timestamp(data)) and not _plain_keys(data):
-        scan(data, limits)
+    elif size >= SMALL_ROW:
+        suspect_keys = _may_hold_array_keys(data, limits)
+    if suspect_keys:
+        if not _in_c(_plain_keys, data):
+            _walk(data, limits)
+    elif _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
+        _walk(data, limits)  # ormsgpack could not read it: the walk finds what is wrong
+
+
+def _may_hold_array_keys(data: bytes, limits: Limits) -> bool:
+    """Whether a map may hold enough array keys to flood: FLOOD_KEYS of any length, or
+    more than ``max_hash_collisions`` of 16 elements or more (each collision among
+    those costs their length; a long key starts with an array16/array32 header).
+    Counted from the first map header that could be one, in one translate pass."""
+    flood = limits.max_hash_collisions + 1
+    # Without an array16/array32 header byte only FLOOD_KEYS short keys can flood (two
+    # memchr passes decide it for most rows).
+    long_keys = 0xDC in data or 0xDD in data
+    start = first_big_map(data, min(flood, FLOOD_KEYS) if long_keys else FLOOD_KEYS)
+    if start < 0:
+        return False
+    rest = data[start:] if start else data
+    heads = rest.translate(None, _NOT_ARRAY_HEADER)
+    if heads.count(0xDC) + heads.count(0xDD) >= flood:
+        return True
+    return len(heads) >= FLOOD_KEYS and may_hold_big_map(rest) and rest.translate(_CLASSES).count(_KEY_START) >= FLOOD_KEYS
+
+
+#: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
+#: limit of 1024) reads on the caller's thread: safe on the smallest stack supported.
+_C_STACK_NESTING = 400
+_NOT_CONTAINER_HEADER = bytes(b for b in range(256) if not (0x80 <= b <= 0x9F or 0xDC <= b <= 0xDF))
+
+
+def _in_c(check: Callable[[bytes], bool], data: bytes) -> bool:
+    """``check(data)`` (an ormsgpack pass), on the big-stack helper thread when the row
+    holds enough container headers to nest deeper than a small thread stack holds."""
+    if len(data) < _C_STACK_NESTING or len(data.translate(None, _NOT_CONTAINER_HEADER)) < _C_STACK_NESTING:
+        return check(data)
+    return _stack.on_big_stack(check, data)
+
+
+def _walk(data: bytes, limits: Limits) -> None:
+    """:func:`scan`, charged to the call's work meter (it runs in Python)."""
+    meter = budget.current()
+    if meter is not None:
+        meter.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
+    scan(data, limits)
 
 
 def may_hold_big_map(data: bytes, entries: int = FLOOD_KEYS) -> bool:
-    """Whether ``data`` may hold a map of ``entries`` entries or more.
+    """Whether ``data`` may hold a map of ``entries`` entries or more (see :func:`first_big_map`)."""
+    return first_big_map(data, entries) >= 0
+
+
+def first_big_map(data: bytes, entries: int = FLOOD_KEYS) -> int:
+    """Where the first map of ``entries`` entries or more in ``data`` may start; -1 for none.
 
     Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
     that large; smaller maps cannot flood. The header bytes are found at memchr
     speed; text rarely holds them (in UTF-8 they lead only U+0780-U+07FF), so a
-    row where they are common (binary data, numbers) is treated as a candidate.
+    row where they are common (binary data, numbers) is a candidate from the first.
     Each entry takes at least two bytes, so a header whose count the rest of the
-    row cannot hold (a stray byte in binary data, mostly) is no candidate.
+    row cannot hold (a stray byte in binary data, mostly) is no candidate. No map
+    that can flood starts before the position returned, so the checks that follow
+    need only look at the row from there.
     """
     size = len(data)
+    first = -1
     for head, width in ((0xDE, 2), (0xDF, 4)):
         pos = data.find(head)
+        start = pos
         seen = 0
-        while pos >= 0:
+        while pos >= 0 and (first < 0 or pos < first):
             seen += 1
             if seen > _MAX_HEADER_PROBES:
-                return True
+                first = start if first < 0 else min(first, start)
+                break
             count = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
             if count >= entries and pos + 1 + width + 2 * count <= size:
-                return True
+                first = pos
+                break
             pos = data.find(head, pos + 1)
-    return False
+    return first
 
 
 def _plain_keys(data: bytes) -> bool:
@@ -184,6 +236,33 @@ def _plain_keys(data: bytes) -> bool:
     while pending:
         try:
             ormsgpack.unpackb(pending.pop(), ext_hook=collect)
+        except Exception:
+            if timestamp:
+                raise UnknownTagError(_TIMESTAMP_MESSAGE) from None
+            return False
+        pending.extend(found)
+        found.clear()
+    return True
+
+
+def _no_timestamp(data: bytes) -> bool:
+    """Whether ``data`` (ext payloads included) holds no msgpack timestamp, found exactly
+    by one C-speed decode that takes map keys of any type (this row may hold no flood);
+    raises :class:`UnknownTagError` for a timestamp, False when ormsgpack cannot read it."""
+    pending = [data]
+    found: list[bytes] = []
+    timestamp = []
+
+    def collect(code: int, payload: bytes) -> None:
+        if code == -1:
+            timestamp.append(True)
+            raise ValueError("timestamp")
+        if 0 <= code <= 7:
+            found.append(payload)
+
+    while pending:
+        try:
+            ormsgpack.unpackb(pending.pop(), ext_hook=collect, option=ormsgpack.OPT_NON_STR_KEYS)
         except Exception:
             if timestamp:
                 raise UnknownTagError(_TIMESTAMP_MESSAGE) from None

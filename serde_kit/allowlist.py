@@ -17,6 +17,7 @@ import builtins
 import dataclasses
 import enum
 import os
+import re
 import sys
 import types
 import typing
@@ -149,6 +150,54 @@ def origin_name(name: str) -> str:
     return name[:cut] if cut > 0 and name.endswith("]") else name
 
 
+#: A parsed stored name: ``(qualname, generic arguments or None)``, arguments parsed alike.
+TypeName = tuple[str, "tuple[TypeName, ...] | None"]
+#: Longest stored type name parsed (a generic model's name grows with its arguments).
+MAX_NAME_LENGTH = 1024
+_NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|\[|\]|, ?")
+#: Argument names a generic model's stored name may hold besides allowed classes:
+#: what pydantic writes for builtin types and the typing forms around them.
+BUILTIN_ARGUMENTS: dict[str, Any] = {
+    "int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "NoneType": type(None),
+    "Any": Any, "list": list, "dict": dict, "set": set, "frozenset": frozenset, "tuple": tuple,
+    "Union": Union, "Optional": typing.Optional,
+}  # fmt: skip
+
+
+def parse_name(name: str) -> TypeName | None:
+    """The canonical form of a stored ``name``: ``("Box", (("int", None),))`` for
+    ``"Box[int]"``, ``("Outer.Inner", None)`` for a plain qualname; None when
+    ``name`` is not a dotted identifier, optionally subscripted with such names
+    (pydantic's own spelling, ``", "`` between arguments)."""
+    if len(name) > MAX_NAME_LENGTH:
+        return None
+    tokens = _NAME_TOKEN.findall(name)
+    if "".join(tokens) != name:
+        return None
+    parsed, at = _parse_tokens(tokens, 0)
+    return parsed if parsed is not None and at == len(tokens) else None
+
+
+def _parse_tokens(tokens: list[str], at: int) -> tuple[TypeName | None, int]:
+    if at >= len(tokens) or tokens[at][0] in "[],":
+        return None, at
+    qualname, at = tokens[at], at + 1
+    if at >= len(tokens) or tokens[at] != "[":
+        return (qualname, None), at
+    args: list[TypeName] = []
+    at += 1
+    while True:
+        arg, at = _parse_tokens(tokens, at)
+        if arg is None or at >= len(tokens):
+            return None, at
+        args.append(arg)
+        if tokens[at] == "]":
+            return (qualname, tuple(args)), at + 1
+        if tokens[at][0] != ",":
+            return None, at
+        at += 1
+
+
 def _parse_entry(entry: Any) -> tuple[str, str]:
     if isinstance(entry, type):
         return type_key(entry)
@@ -267,11 +316,31 @@ class Allowlist:
     def allows(self, module: str, name: str) -> bool:
         """Whether ``(module, name)`` may be imported and constructed.
 
-        A generic model's stored name (``"Box[int]"``) is allowed with its class (``Box``).
+        A generic model's stored name (``"Box[int]"``) is allowed with its class
+        (``Box``) when every argument is a builtin type or an allowed class; a
+        subscript on any other name (``"Fraction[x]"``) is not allowed. The
+        decoder then checks that ``Box`` really is a generic pydantic model.
         """
         if self._everything or (module, name) in self._entries:
             return True
-        return name[-1:] == "]" and (module, origin_name(name)) in self._entries
+        if name[-1:] != "]":
+            return False
+        parsed = parse_name(name)
+        if parsed is None:
+            return False
+        origin, args = parsed
+        if args is None:
+            return False
+        key = (module, origin)
+        if key not in self._entries or key in _DEFAULT_ENTRIES:
+            return False  # standard types (and LangChain's models) are never generic
+        qualnames = {qualname for _, qualname in self._entries}
+        return all(_argument_allowed(arg, qualnames) for arg in args)
+
+    def modules_of(self, qualname: str) -> list[str]:
+        """The modules of the allowed classes named ``qualname`` (a generic model's
+        stored argument names its class without its module)."""
+        return sorted(module for module, name in self._entries if name == qualname)
 
     def __contains__(self, entry: object) -> bool:
         try:
@@ -308,6 +377,13 @@ class Allowlist:
         shown = ", ".join(f"{m}:{n}" for m, n in extra[:5])
         more = f", ... {len(extra) - 5} more" if len(extra) > 5 else ""
         return f"Allowlist({len(self._entries)} entries; beyond defaults: [{shown}{more}])"
+
+
+def _argument_allowed(arg: TypeName, qualnames: set[str]) -> bool:
+    qualname, args = arg
+    if qualname not in BUILTIN_ARGUMENTS and qualname not in qualnames:
+        return False
+    return args is None or all(_argument_allowed(inner, qualnames) for inner in args)
 
 
 def _read_allow_file(path: Path) -> list[str]:

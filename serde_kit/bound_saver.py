@@ -28,7 +28,18 @@ Which calls carry which identity (langgraph-checkpoint 4.3, sqlite 3.1, postgres
 
 ``seal_inline=True`` (PostgreSQL savers only) makes the ``None``/``str``/``int``/
 ``float``/``bool`` channel values that PostgresSaver keeps inline in the
-``checkpoints`` JSONB go through the encrypted serializer instead.
+``checkpoints`` JSONB go through the encrypted serializer instead.  The JSONB
+itself stays plaintext and editable, so each checkpoint written this way also
+carries a sealed, bound *manifest* (one more blob, in the pseudo channel
+:data:`MANIFEST_CHANNEL`): its checkpoint id, every channel's version, which
+channels hold a value, and the primitive values.  On read the manifest must be
+one the serializer decrypted in this call (not a JSONB value), must name this
+checkpoint, and the channel versions and values must match it: a plaintext value
+put in the JSONB, a channel pointed at a version without its blob, or a blob
+row deleted is refused (:class:`~serde_kit.errors.RowBindingError`).  With
+``require_bound=True`` a checkpoint without a manifest is refused too (older
+checkpoints: see SECURITY.md).  The manifest channel is removed from what the
+wrapper returns.
 """
 
 from __future__ import annotations
@@ -51,23 +62,83 @@ from serde_kit.crypto.binding import SCOPE, BindingScope, RowIdentity
 from serde_kit.crypto.encrypted import EncryptedSerializer, SealedValue
 from serde_kit.errors import ConfigError, RowBindingError
 
-__all__ = ["BoundSaver", "bind_rows"]
+__all__ = ["MANIFEST_CHANNEL", "BoundSaver", "bind_rows"]
 
 _PRIMITIVES = (str, int, float, bool)
+
+#: The pseudo channel holding a sealed checkpoint's manifest (``seal_inline``).
+MANIFEST_CHANNEL = "__serde_kit_manifest__"
+_MANIFEST_MARK = "serde_kit.manifest/1"
 
 #: The wrapped saver's channel-version type (LangGraph's ``V``: int, float or str).
 V = TypeVar("V", int, float, str)
 
 
-def _scope(config: RunnableConfig | None, require_bound: bool, *, partial: bool = False) -> BindingScope:
+def _scope(
+    config: RunnableConfig | None, require_bound: bool, *, partial: bool = False, record: bool = False
+) -> BindingScope:
     configurable = (config or {}).get("configurable") or {}
     thread_id = configurable.get("thread_id")
     ns = configurable.get("checkpoint_ns")
     if not partial and ns is None:
         ns = ""
     return BindingScope(
-        None if thread_id is None else str(thread_id), ns, require_bound=require_bound
+        None if thread_id is None else str(thread_id), ns, require_bound=require_bound, record=record
     )
+
+
+def _same_primitive(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and (a == b or (a != a and b != b))  # NaN equals itself here
+
+
+def _forged(what: str) -> RowBindingError:
+    return RowBindingError(
+        f"checkpoint JSONB does not match its sealed manifest ({what}): the row was edited "
+        "in the database; refusing it"
+    )
+
+
+def _unsealed(tup: CheckpointTuple, scope: BindingScope, require_manifest: bool) -> CheckpointTuple:
+    """``tup`` checked against its sealed manifest and without it (see the module docstring)."""
+    checkpoint: Any = tup.checkpoint
+    values = dict(checkpoint.get("channel_values") or {})
+    versions = dict(checkpoint.get("channel_versions") or {})
+    manifest = values.pop(MANIFEST_CHANNEL, None)
+    had_version = versions.pop(MANIFEST_CHANNEL, None) is not None
+    if manifest is None and not had_version:
+        if require_manifest:
+            raise RowBindingError(
+                "checkpoint carries no sealed manifest: it was written without "
+                "bind_rows(..., seal_inline=True), or its JSONB was edited; with require_bound=True "
+                "only checkpoints written through the wrapper are read"
+            )
+        return tup
+    decoded = scope.decoded
+    if decoded is not None:  # seal_inline: verify, else only strip
+        if manifest is None:
+            raise _forged("the manifest's blob is missing")
+        if decoded.get(id(manifest)) is not manifest:
+            raise _forged("the manifest is not a sealed value")
+        if not isinstance(manifest, dict) or manifest.get("mark") != _MANIFEST_MARK:
+            raise _forged("the manifest is not one serde_kit wrote")
+        row_id = tup.config.get("configurable", {}).get("checkpoint_id")
+        if manifest.get("checkpoint_id") != row_id:
+            raise _forged("the manifest belongs to another checkpoint")
+        if manifest.get("versions") != versions:
+            raise _forged("channel versions differ")
+        if sorted(values) != manifest.get("values"):
+            raise _forged("a channel holds a value it did not hold, or lost its blob")
+        primitives = manifest.get("primitives")
+        if not isinstance(primitives, dict):
+            raise _forged("the manifest is not one serde_kit wrote")
+        for channel, value in values.items():
+            if channel in primitives:
+                if not _same_primitive(value, primitives[channel]):
+                    raise _forged(f"channel {channel!r} holds another value")
+            elif decoded.get(id(value)) is not value:
+                raise _forged(f"channel {channel!r} holds a value that is not sealed")
+    unsealed: Any = {**checkpoint, "channel_values": values, "channel_versions": versions}
+    return tup._replace(checkpoint=unsealed)
 
 
 def _same_checkpoint(tup: CheckpointTuple) -> CheckpointTuple:
@@ -99,14 +170,21 @@ class _Listing:
     under its full identity, which refuses a moved blob.
     """
 
-    def __init__(self, scope: BindingScope) -> None:
+    def __init__(self, scope: BindingScope, require_manifest: bool = False) -> None:
         self.scope = scope
+        self.require_manifest = require_manifest
         #: ``(tuple, passed the check)``, in listing order
         self.held: list[tuple[CheckpointTuple, bool]] = []
 
     def take(self, tup: CheckpointTuple) -> CheckpointTuple | None:
         """``tup`` checked, to yield now; None when it is held for :attr:`held`."""
         ok = self._only_own(tup)
+        if ok:
+            tup = _unsealed(tup, self.scope, self.require_manifest)
+        if self.scope.decoded is not None:
+            # The saver decodes each tuple's blobs just before yielding it: what this
+            # tuple's check needed is done, and a long listing keeps no history of it.
+            self.scope.decoded.clear()
         if self.held or not ok:
             self.held.append((tup, ok))
             return None
@@ -167,6 +245,8 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
         self._saver: BaseCheckpointSaver[V] = saver
         self._seal_inline = bool(seal_inline)
         self._require_bound = bool(require_bound)
+        #: every checkpoint read must carry a sealed manifest
+        self._requires_manifest = self._seal_inline and self._require_bound
 
     @property
     def saver(self) -> BaseCheckpointSaver[V]:
@@ -202,34 +282,50 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
         finally:
             SCOPE.reset(token)
 
+    def _read_scope(self, config: RunnableConfig | None, *, partial: bool = False) -> BindingScope:
+        """The scope of a read; with ``seal_inline`` it records what it decodes for :func:`_unsealed`."""
+        return _scope(config, self._require_bound, partial=partial, record=self._seal_inline)
+
     def _sealed(self, checkpoint: Checkpoint, new_versions: ChannelVersions) -> tuple[Checkpoint, ChannelVersions]:
-        """Wrap inline primitives so PostgresSaver stores them as encrypted blobs (``seal_inline``)."""
+        """Wrap inline primitives so PostgresSaver stores them as encrypted blobs, and add the
+        checkpoint's sealed manifest (``seal_inline``)."""
         if not self._seal_inline:
             return checkpoint, new_versions
         values = checkpoint["channel_values"]
         prims = [k for k, v in values.items() if v is None or isinstance(v, _PRIMITIVES)]
-        if not prims:
-            return checkpoint, new_versions
         copy = checkpoint.copy()
         copy["channel_values"] = {
             k: SealedValue(v) if k in prims else v for k, v in values.items()
         }
+        channel_versions = dict(checkpoint.get("channel_versions", {}))
+        manifest = {
+            "mark": _MANIFEST_MARK,
+            "checkpoint_id": checkpoint["id"],
+            "versions": channel_versions,
+            "values": sorted(values),
+            "primitives": {k: values[k] for k in prims},
+        }
+        # A version of its own per checkpoint, sorting below LangGraph's ("0000...1.0.x").
+        manifest_version = f"0.manifest.{checkpoint['id']}"
+        copy["channel_values"][MANIFEST_CHANNEL] = SealedValue(manifest)
+        copy["channel_versions"] = {**channel_versions, MANIFEST_CHANNEL: manifest_version}
         # A primitive whose channel did not change this step was stored inline by an
         # earlier checkpoint (possibly written before seal_inline): write its blob
         # now (the upsert does nothing when it exists) so the value is not lost.
         versions = dict(new_versions)
-        channel_versions = checkpoint.get("channel_versions", {})
         for k in prims:
             if k not in versions and k in channel_versions:
                 versions[k] = channel_versions[k]
+        versions[MANIFEST_CHANNEL] = manifest_version
         return copy, versions
 
     # -- sync -------------------------------------------------------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        with self._bound(config):
+        scope = self._read_scope(config)
+        with self._bound(scope):
             tup = self._saver.get_tuple(config)
-        return None if tup is None else _same_checkpoint(tup)
+        return None if tup is None else _same_checkpoint(_unsealed(tup, scope, self._requires_manifest))
 
     def list(
         self,
@@ -239,7 +335,7 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        listing = _Listing(_scope(config, self._require_bound, partial=True))
+        listing = _Listing(self._read_scope(config, partial=True), self._requires_manifest)
         with self._bound(listing.scope):
             it = iter(self._saver.list(config, filter=filter, before=before, limit=limit))
         try:
@@ -297,9 +393,10 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
     # -- async ------------------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        with self._bound(config):
+        scope = self._read_scope(config)
+        with self._bound(scope):
             tup = await self._saver.aget_tuple(config)
-        return None if tup is None else _same_checkpoint(tup)
+        return None if tup is None else _same_checkpoint(_unsealed(tup, scope, self._requires_manifest))
 
     async def alist(
         self,
@@ -309,7 +406,7 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        listing = _Listing(_scope(config, self._require_bound, partial=True))
+        listing = _Listing(self._read_scope(config, partial=True), self._requires_manifest)
         with self._bound(listing.scope):
             it = self._saver.alist(config, filter=filter, before=before, limit=limit).__aiter__()
         try:

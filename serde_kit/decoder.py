@@ -25,9 +25,11 @@ from typing import Any
 
 import msgspec
 
-from . import _prescan, _stack, native
-from ._text import shown
-from .allowlist import Allowlist
+from . import _prescan, _stack, events, native
+from . import budget
+from ._text import allow_entry, shell_assignment, shown
+from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS
+from .allowlist import Allowlist, TypeName, origin_name, parse_name
 from .errors import (
     BlockedTypeError,
     LenientDecodeWarning,
@@ -38,17 +40,9 @@ from .errors import (
     UnknownTagError,
 )
 from .ext import codes, langchain, langgraph, numpy, pydantic, stdlib, user
-from .ext.stdlib import RebuildFn
+from .ext.codes import RebuildFn
 from .limits import DEFAULT_LIMITS, Limits
 
-_ENVELOPE_LENGTH = {
-    codes.CONSTRUCTOR_SINGLE_ARG: 3,
-    codes.CONSTRUCTOR_POS_ARGS: 3,
-    codes.CONSTRUCTOR_KW_ARGS: 3,
-    codes.METHOD_SINGLE_ARG: 4,
-    codes.PYDANTIC_V1: 3,
-    codes.PYDANTIC_V2: 4,
-}
 # ext type, then its fixed header size and how the payload length is stored.
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
 _EXT_SIZED = {0xC7: 1, 0xC8: 2, 0xC9: 4}
@@ -57,6 +51,12 @@ _TOP_LEVEL_EXT = msgspec.msgpack.Decoder(msgspec.msgpack.Ext)
 #: Where a top-level ext's type code is, by its first byte.
 _EXT_CODE_AT = {**{first: 1 for first in _FIXEXT}, **{first: 1 + size for first, size in _EXT_SIZED.items()}}
 _MAX_WARNED_TYPES = 1000
+#: Entries of each name-keyed cache: only allowed names reach them, but a generic
+#: model's names multiply with its arguments.
+_MAX_CACHED = 4096
+#: Work charged for resolving a class by its stored name (an import, and for a
+#: generic model building the parametrised class: milliseconds).
+_RESOLVE_WORK = 200_000
 SAFE_RECURSION_LIMIT = _stack.SAFE_RECURSION_LIMIT
 #: What the msgspec engine raises on a whole row; :func:`engine_error` types it.
 ENGINE_ERRORS = (msgspec.DecodeError, RecursionError, MemoryError)
@@ -81,7 +81,7 @@ class Decoder:
 
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
-        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine",
+        "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_unvalidated_warned",
     )  # fmt: skip
 
     def __init__(
@@ -90,6 +90,7 @@ class Decoder:
         if validate not in pydantic.VALIDATE_MODES:
             raise ValueError(f"validate must be one of {', '.join(map(repr, pydantic.VALIDATE_MODES))}, not {validate!r}")
         self._validate = validate
+        self._unvalidated_warned: set[Any] = set()
         self._allowlist = allowlist
         self._lenient = lenient
         self._limits = limits
@@ -138,14 +139,29 @@ class Decoder:
                 return self.engine.decode(data)
             except ENGINE_ERRORS as exc:
                 raise engine_error(exc, data) from None
+            except budget.NeedsMeter:
+                pass  # a costly step: read again with a work meter
         return self.loads_checked(data)
 
     def loads_checked(self, data: bytes) -> Any:
-        """:meth:`loads` for a row the small-row path did not take (checked in full)."""
+        """:meth:`loads` for a row the small-row path did not take (checked in full,
+        with one work meter for the call)."""
         limits = self._limits
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
+        opened = budget.open_meter(size, limits)
+        try:
+            return self._loads_metered(data)
+        except MemoryError:
+            raise engine_error(MemoryError(), data) from None
+        finally:
+            if opened:
+                budget.close_meter()
+
+    def _loads_metered(self, data: bytes) -> Any:
+        limits = self._limits
+        size = len(data)
         code_at = _EXT_CODE_AT.get(data[0]) if size else None
         if code_at is not None and size > code_at and data[code_at] == codes.NUMPY_ARRAY:
             # An array on its own. Its plain layout (dtype, a short shape, order,
@@ -170,9 +186,13 @@ class Decoder:
             _prescan.check(data, limits)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
         untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
-        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT:
-            return _stack.on_big_stack(self._decode, data, untracked)
+        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):
+            return _stack.on_big_stack(self._decode_adopting, budget.current(), data, untracked)
         return self._decode(data, untracked)
+
+    def _decode_adopting(self, meter: budget.Meter | None, data: bytes, untracked: bool) -> Any:
+        with budget.adopted(meter):  # on the helper thread: the caller's meter
+            return self._decode(data, untracked)
 
     def _large_array(self, data: bytes) -> Any:
         """The array a large row holding only an ext 6 in the plain layout stores, else None."""
@@ -250,7 +270,7 @@ class Decoder:
         construct = self._construct
         decode = below.decode
         decode_error = msgspec.DecodeError
-        method_code, last_envelope_code = codes.METHOD_SINGLE_ARG, codes.PYDANTIC_V2
+        method_code, last_envelope_code = codes.METHOD_SINGLE_ARG, codes.ENVELOPE_CODES[-1]
 
         def hook(code: int, data: memoryview) -> Any:
             if not 0 <= code <= last_envelope_code:
@@ -316,20 +336,27 @@ class Decoder:
     def rebuilder(self, code: int, module: str, name: str, method: str | None) -> RebuildFn | _Blocked:
         """How to build ``(module, name)`` from an ext ``code`` envelope, or the refusal.
 
-        Only allowed, importable types are cached: data naming endless distinct
-        types must not grow the process.
+        The name is made canonical first (:func:`~serde_kit.allowlist.parse_name`):
+        only a generic pydantic model's name may carry a subscript, and standard
+        types are built by their fixed rebuilders whatever form their name takes.
+        Only allowed, importable types are cached, in a bounded cache.
         """
         key = (code, module, name, method)
         found = self._cache.get(key)
         if found is not None:
             return found
+        if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
+            return _Blocked(_subscripted_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG and (module, name, method or "") not in stdlib.METHODS:
+            events.method_blocked(module, name, method)  # LangGraph's serde event, as the stock reader
             return _Blocked(_blocked_error(code, module, name, method))  # allowing would not help
         if not self._allowlist.allows(module, name):
+            events.blocked(module, name)
             return _Blocked(_blocked_error(code, module, name))
         if code == codes.METHOD_SINGLE_ARG:
             found = self._methods.get((module, name, method or ""))
             if found is None:
+                events.method_blocked(module, name, method)
                 return _Blocked(_blocked_error(code, module, name, method))
         elif (code, module, name) in self._fixed:
             found = self._fixed[(code, module, name)]
@@ -343,12 +370,12 @@ class Decoder:
                 name=name,
             )
         else:
-            cls = user.parametrized(_import(module, user.origin_name(name)), name)  # "Box[int]"
+            cls = self.resolve_class(module, name)
             try:
                 if code == codes.PYDANTIC_V2:
                     found = pydantic.v2_rebuilder(cls, self._validate)
                 elif code == codes.PYDANTIC_V1:
-                    found = pydantic.v1_rebuilder(cls)
+                    found = pydantic.v1_rebuilder(cls, self._validate)
                 else:
                     found = user.rebuilder(code, cls)
             except TypeError as exc:
@@ -361,8 +388,67 @@ class Decoder:
             check = self.guard(cls)
             if check is not None:
                 found = _checked_first(check, found)
+        if len(self._cache) >= _MAX_CACHED:
+            self._cache.clear()  # only allowed names get here, but generic ones multiply
+        # Reported once the verdict is cached: a decode that restarts with a meter asks again.
+        events.unregistered_allowed(self._allowlist, module, name)
         self._cache[key] = found
         return found
+
+    def resolve_class(self, module: str, name: str) -> Any:
+        """The allowed class ``(module, name)`` names: imported by its qualname, or for a
+        generic pydantic model's name (``"Box[int]"``) the origin parametrised with
+        its allowed arguments. Raises :class:`BlockedTypeError` for a subscripted name
+        that is not such a model, :class:`RebuildError` when the import fails."""
+        parsed = parse_name(name)
+        if parsed is None:
+            raise BlockedTypeError(
+                f"refused to build {shown(module)}.{shown(name)}: not a class name (a dotted "
+                "qualname, or a generic pydantic model's name such as 'Box[int]')",
+                module=module,
+                name=name,
+            )
+        origin, args = parsed
+        budget.charge(_RESOLVE_WORK, "classes resolved by name")
+        cls = _import(module, origin)
+        if args is None:
+            return cls
+        if not pydantic.is_generic_model(cls):
+            raise _subscripted_error(None, module, name)
+        try:
+            built = cls[tuple(self._argument(module, name, arg) for arg in args)]
+        except SerdeError:
+            raise
+        except Exception as exc:
+            raise RebuildError(
+                f"generic model {shown(module)}.{shown(name)} could not be parametrised: {type(exc).__name__}: {shown(exc, 300)}",
+                module=module,
+                name=name,
+            ) from None
+        if getattr(built, "__qualname__", None) != name:
+            # Arguments resolved to other classes than the writer's: not the stored type.
+            raise _subscripted_error(None, module, name)
+        return built
+
+    def _argument(self, module: str, name: str, arg: TypeName) -> Any:
+        """The type a generic model name's argument names: a builtin, or an allowed class."""
+        qualname, args = arg
+        if qualname in _BUILTIN_ARGUMENTS:
+            found: Any = _BUILTIN_ARGUMENTS[qualname]
+        else:
+            modules = self._allowlist.modules_of(qualname)
+            if len(modules) != 1:
+                raise BlockedTypeError(
+                    f"refused to build {shown(module)}.{shown(name)}: its argument {shown(qualname)} is "
+                    + ("not an allowed class" if not modules else "ambiguous (allowed in several modules)"),
+                    module=module,
+                    name=name,
+                )
+            found = _import(modules[0], qualname)
+        if args is None:
+            return found
+        inner: tuple[Any, ...] = tuple(self._argument(module, name, item) for item in args)
+        return found[inner[0]] if len(inner) == 1 else found[inner]
 
     def lenient_payload(self, blocked: _Blocked | RebuildError, env: list[Any]) -> Any:
         """Lenient mode: the raw payload in place of the value, with one warning per type."""
@@ -404,23 +490,9 @@ class Decoder:
         return langchain.guard(cls, self._limits)
 
     def _construct(self, code: int, env: Any) -> Any:
-        length = _ENVELOPE_LENGTH[code]
-        if code == codes.METHOD_SINGLE_ARG and type(env) is list and len(env) == 5:
-            length = 5  # [module, name, text, "from_args", args]: old exception rows, surrogates
-        elif code == codes.PYDANTIC_V2 and type(env) is list and len(env) == 3:
-            length = 3  # older stock rows: [module, name, fields] without the method
-        if (
-            type(env) is not list
-            or len(env) != length
-            or type(env[0]) is not str
-            or type(env[1]) is not str
-            or (length >= 4 and type(env[3]) is not str)
-            or (length == 5 and env[3] != stdlib.EXCEPTION_METHOD)
-        ):
-            raise MalformedDataError(
-                f"ext code {code} ({codes.NAMES[code]}) payload must be "
-                f"[module, name, {'arg, method' if length == 4 else 'arg'}]"
-            )
+        problem = codes.envelope_problem(code, env)
+        if problem is not None:
+            raise MalformedDataError(problem)
         module, name = env[0], env[1]
         method = env[3] if code == codes.METHOD_SINGLE_ARG else None
         try:
@@ -433,6 +505,8 @@ class Decoder:
             if self._lenient:
                 return self.lenient_payload(rebuild, env)
             raise rebuild.error
+        if len(self._hot) >= _MAX_CACHED:
+            self._hot.clear()
         self._hot[(code, len(env), module, name, method)] = rebuild  # for the hook's hot path
         try:
             return _rebuild(rebuild, env, module, name)
@@ -444,6 +518,16 @@ class Decoder:
     @property
     def lenient(self) -> bool:
         return self._lenient
+
+    @property
+    def validate(self) -> str:
+        """How stored pydantic models are built: ``"auto"`` or ``"always"``."""
+        return self._validate
+
+    @property
+    def unvalidated_warned(self) -> set[Any]:
+        """Model classes this reader warned about building unvalidated (legacy json rows)."""
+        return self._unvalidated_warned
 
 
 def engine_error(exc: BaseException, data: bytes) -> SerdeError:
@@ -490,12 +574,34 @@ def _blocked_error(code: int, module: str, name: str, method: str | None = None)
             module=module,
             name=name,
         )
-    short = shown(user.origin_name(name).split(".")[0])
+    entry = allow_entry(module, name)
+    if entry is None:
+        # Not a dotted identifier: no application wrote it, and no line naming it is safe to paste.
+        return BlockedTypeError(
+            f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
+            "the stored name is not a valid Python name, so no application wrote this row and no "
+            "allowlist entry can allow it; check where the row came from",
+            module=module,
+            name=name,
+        )
+    entry_module, entry_name = entry.split(":", 1)
+    short = entry_name.split(".")[0]
     return BlockedTypeError(
         f"refused to build {module_shown}.{name_shown} (ext code {code}, {codes.NAMES[code]}): "
         "it is not in the allowlist. If you trust this type, allow it with "
-        f"Serializer(allow=[{name_shown}]) after `from {module_shown} import {short}`, "
-        f"or Serializer(allow=[({module_shown!r}, {name_shown!r})]), or SERDE_KIT_ALLOW={module_shown}:{name_shown}",
+        f"Serializer(allow=[{entry_name}]) after `from {entry_module} import {short}`, "
+        f"or Serializer(allow=[({entry_module!r}, {entry_name!r})]), or {shell_assignment('SERDE_KIT_ALLOW', entry)}",
+        module=module,
+        name=name,
+    )
+
+
+def _subscripted_error(code: int | None, module: str, name: str) -> BlockedTypeError:
+    where = f" (ext code {code}, {codes.NAMES[code]})" if code is not None else ""
+    return BlockedTypeError(
+        f"refused to build {shown(module)}.{shown(name)}{where}: only a generic pydantic model's "
+        "stored name holds a subscript (with allowed arguments); this row was not written by "
+        "serde_kit or LangGraph",
         module=module,
         name=name,
     )

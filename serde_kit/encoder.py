@@ -12,15 +12,18 @@ from typing import Any
 
 import ormsgpack
 
-from . import _stack
+from . import _prescan, _stack
 from .allowlist import Allowlist
-from .errors import EncodeError, SerdeError
+from .errors import EncodeError, LimitExceededError, SerdeError
 from .ext import codes, langgraph, numpy, pydantic, stdlib, user
-from .ext.stdlib import EncodeFn
+from .ext.codes import EncodeFn
+from .limits import DEFAULT_LIMITS, Limits
 
-#: How deep ext values may nest (a model holding a tuple holding a model ...).
-#: The reader enforces the same bound, so nothing written is unreadable.
-MAX_EXT_DEPTH = 64
+#: How deep ext values may nest by default (a model holding a tuple holding a model
+#: ...). An encoder takes the bound from its Limits, the same one its reader enforces.
+MAX_EXT_DEPTH = DEFAULT_LIMITS.max_ext_depth
+#: Bytes that are a map or array header, to bound a row's container count from above.
+_NOT_CONTAINER_HEADER = bytes(b for b in range(256) if not (0x80 <= b <= 0x9F or 0xDC <= b <= 0xDF))
 
 OPTIONS = codes.PACK_OPTIONS
 OPTIONS_NON_STR_KEYS = OPTIONS | ormsgpack.OPT_NON_STR_KEYS
@@ -48,40 +51,68 @@ def _refuse(message: str) -> EncodeFn:
 
 
 class Encoder:
-    """Writes values; one per :class:`Serializer` (its type cache follows its allowlist)."""
+    """Writes values; one per :class:`Serializer` (its type cache follows its allowlist).
 
-    __slots__ = ("_table", "_allowlist", "_lenient")
+    It never writes a row its reader would refuse for its layout: the row size,
+    container count and ext depth of ``limits`` (the reader's) bound what it writes.
+    """
 
-    def __init__(self, allowlist: Allowlist, *, lenient: bool = False) -> None:
+    __slots__ = ("_table", "_allowlist", "_lenient", "_limits", "check_above")
+
+    def __init__(self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
         self._table: dict[type, EncodeFn] = dict(stdlib.ENCODERS)
         self._allowlist = allowlist
         self._lenient = lenient
+        self._limits = limits
+        #: Rows up to this size fit the row size and container limits (a container takes a byte).
+        self.check_above = min(limits.max_row_bytes, limits.max_containers)
 
     def dumps(self, obj: Any) -> bytes:
-        """msgpack bytes for ``obj``; raises :class:`EncodeError` if any part has no faithful encoding."""
+        """msgpack bytes for ``obj``; raises :class:`EncodeError` if any part has no faithful encoding
+        or the row would exceed the reader's :class:`Limits`."""
         try:
             # Plain JSON-like values need no per-call state; the first value
             # that does (or a non-str key) ends this attempt early.
-            return ormsgpack.packb(obj, option=OPTIONS)
+            data = ormsgpack.packb(obj, option=OPTIONS)
         except TypeError as exc:
             return self.dumps_not_plain(obj, exc)
+        return data if len(data) <= self.check_above else self.fits(data)
 
     def dumps_not_plain(self, obj: Any, refusal: TypeError) -> bytes:
         """:meth:`dumps` for ``obj`` after ormsgpack refused it as plain with ``refusal``."""
         keys_first = _KEY_ERROR in str(refusal) or _has_other_keys(obj)
-        call = _EncodeCall(self._table, self._resolve)
+        call = _EncodeCall(self._table, self._resolve, self._limits.max_ext_depth)
         try:
             if keys_first:  # skip straight to the key-preserving form
-                return call.pack_level(_with_faithful_keys(obj, call), non_str_keys=True)
-            if obj.__class__.__name__ == "ndarray":
-                fast = numpy.dumps_large(obj, call.pack_level)
-                if fast is not None:
-                    return fast
-            return call.pack_level(obj)
+                data = call.pack_level(_with_faithful_keys(obj, call), non_str_keys=True)
+            else:
+                fast = None
+                if obj.__class__.__name__ == "ndarray" and call.max_depth > 0:
+                    fast = numpy.dumps_large(obj, call.pack_level)
+                data = call.pack_level(obj) if fast is None else fast
+        except SerdeError:
+            raise
         except (TypeError, ValueError, RecursionError) as exc:
             if call.error is not None:
                 raise call.error from None
             raise EncodeError(_describe_engine_error(exc)) from None
+        return data if len(data) <= self.check_above else self.fits(data)
+
+    def fits(self, data: bytes) -> bytes:
+        """``data`` when its reader's row size and container limits hold it; else :class:`EncodeError`."""
+        limits = self._limits
+        try:
+            if len(data) > limits.max_row_bytes:
+                raise limits.refuse("max_row_bytes", "size of the stored value", len(data))
+            # Every container header is one of these bytes (strings may hold some too):
+            # only a row with more of them than the limit needs the exact count.
+            if len(data.translate(None, _NOT_CONTAINER_HEADER)) > limits.max_containers:
+                _prescan.check(data, limits)
+        except LimitExceededError as exc:
+            raise EncodeError(
+                f"refused to write a value its reader would refuse: {exc}", limit=exc.limit
+            ) from None
+        return data
 
     def _resolve(self, cls: type) -> EncodeFn:
         encode = None
@@ -125,14 +156,20 @@ class _EncodeCall:
     """State of one ``dumps`` call: the first error (ormsgpack hides errors raised in
     ``default``) and the ext nesting depth."""
 
-    __slots__ = ("table", "resolve", "error", "depth", "default_fn")
+    __slots__ = ("table", "resolve", "error", "depth", "default_fn", "max_depth", "deep_from")
 
-    def __init__(self, table: dict[type, EncodeFn], resolve: Callable[[type], EncodeFn]) -> None:
+    def __init__(
+        self, table: dict[type, EncodeFn], resolve: Callable[[type], EncodeFn], max_depth: int = MAX_EXT_DEPTH
+    ) -> None:
         self.table = table
         self.resolve = resolve
         self.error: SerdeError | None = None
         self.depth = 0
-        self.default_fn = self.default
+        #: The reader's Limits.max_ext_depth: exts nest at most this deep.
+        self.max_depth = max_depth
+        #: From this depth on, payloads go through :meth:`_pack_deep` (stack and depth checks).
+        self.deep_from = min(_stack.LEVELS_ON_CALLER_STACK, max_depth - 1)
+        self.default_fn = self.default if max_depth > 0 else self.default_at_limit
 
     def default(self, obj: Any) -> Any:
         cls = type(obj)
@@ -161,10 +198,27 @@ class _EncodeCall:
                 self.error.__cause__ = exc
             raise
 
+    def default_at_limit(self, obj: Any) -> Any:
+        """:meth:`default` at the deepest level the reader reads: anything but an ext."""
+        value = self.default(obj)
+        if type(value) is ormsgpack.Ext:
+            if self.error is None:
+                self.error = self.too_deep()
+            raise self.error
+        return value
+
+    def too_deep(self) -> EncodeError:
+        return EncodeError(
+            f"value nests more than {self.max_depth} typed values deep (or contains a reference cycle), "
+            f"beyond its reader's limit max_ext_depth={self.max_depth}; flatten it, or raise the limit "
+            "on both sides: Serializer(limits=Limits(max_ext_depth=...))",
+            limit="max_ext_depth",
+        )
+
     def pack(self, payload: Any) -> bytes:
         """Pack an ext payload with this same encoder, one nesting level down."""
         depth = self.depth
-        if depth >= _stack.LEVELS_ON_CALLER_STACK:
+        if depth >= self.deep_from:
             return self._pack_deep(payload, depth)
         self.depth = depth + 1
         try:
@@ -173,21 +227,25 @@ class _EncodeCall:
             self.depth = depth
 
     def _pack_deep(self, payload: Any, depth: int) -> bytes:
-        if depth >= MAX_EXT_DEPTH:
-            raise EncodeError(
-                f"value nests more than {MAX_EXT_DEPTH} typed values deep "
-                "(or contains a reference cycle); flatten it"
-            )
+        if depth >= self.max_depth:
+            raise self.too_deep()
         if depth == _stack.LEVELS_ON_CALLER_STACK:
             return _stack.on_big_stack(self._pack_nested, payload, depth)
         return self._pack_nested(payload, depth)
 
     def _pack_nested(self, payload: Any, depth: int) -> bytes:
         self.depth = depth + 1
+        # One level short of the limit, a payload may hold no ext (leaf exts such
+        # as a tuple of numbers are written without a nested pack).
+        at_limit = depth + 1 >= self.max_depth
+        if at_limit:
+            self.default_fn = self.default_at_limit
         try:
             return self.pack_level(payload)
         finally:
             self.depth = depth
+            if at_limit:
+                self.default_fn = self.default
 
     def pack_level(self, value: Any, *, non_str_keys: bool = False) -> bytes:
         """Pack ``value``; dicts with non-str keys go through :func:`_with_faithful_keys`

@@ -5,7 +5,7 @@ Each subclass also derives from the nearest builtin, so code written against
 plain ``TypeError``/``ValueError`` keeps working::
 
     SerdeError
-    ├── EncodeError (TypeError)          no faithful encoding for a value
+    ├── EncodeError (TypeError)          no faithful encoding for a value, or beyond the reader's limit (.limit)
     ├── DecodeError (ValueError)         the stored bytes cannot be turned back into data
     │   ├── MalformedDataError           truncated/garbled bytes, trailing bytes, too deep
     │   ├── UnknownTagError              type tag or ext code we do not know
@@ -56,7 +56,12 @@ class SerdeError(Exception):
 
 
 class EncodeError(SerdeError, TypeError):
-    """A value has no faithful encoding; nothing was written."""
+    """A value has no faithful encoding, or its row would exceed its reader's limit (``.limit``,
+    else None); nothing was written."""
+
+    def __init__(self, message: str, *, limit: str | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class DecodeError(SerdeError, ValueError):

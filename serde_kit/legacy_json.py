@@ -15,10 +15,10 @@ import json
 from typing import Any
 
 from ._text import shown
-from .allowlist import origin_name
-from .decoder import _Blocked, _import
-from .errors import BlockedTypeError, DecodeError, MalformedDataError, RebuildError, SerdeError
-from .ext import codes, pydantic, user
+from . import budget
+from .decoder import _Blocked
+from .errors import BlockedTypeError, DecodeError, LimitExceededError, MalformedDataError, RebuildError, SerdeError
+from .ext import codes, pydantic
 from .ext.langchain import check_partial_json
 
 
@@ -27,6 +27,24 @@ def loads_json(data: bytes, decoder: Any) -> Any:
     limits = decoder.limits
     if len(data) > limits.max_row_bytes:
         raise limits.refuse("max_row_bytes", "size of the stored value", len(data))
+    # Every JSON object and array opens with a bracket (brackets inside strings count
+    # too, so this bounds the containers from above): an empty one costs ~30 times its
+    # stored size once decoded, as in msgpack rows.
+    brackets = data.count(b"{") + data.count(b"[") if len(data) > limits.max_containers else 0
+    if brackets > limits.max_containers:
+        raise limits.refuse("max_containers", "objects and arrays (brackets) in the legacy json row", brackets)
+    with budget.metered(len(data), limits):
+        try:
+            return _loads_json(data, decoder)
+        except MemoryError:
+            raise LimitExceededError(
+                f"decoding a legacy json row of {len(data)} bytes ran out of memory; lower "
+                "Limits.max_containers or Limits.max_row_bytes to refuse such rows up front",
+                limit="max_containers",
+            ) from None
+
+
+def _loads_json(data: bytes, decoder: Any) -> Any:
     state: dict[str, Any] = {}
 
     def hook(value: dict[str, Any]) -> Any:
@@ -86,7 +104,7 @@ def _revive_lc2(value: dict[str, Any], decoder: Any) -> Any:
     try:
         if method is not None or fixed is not None:
             return rebuild(env)
-        cls = user.parametrized(_import(module, origin_name(name)), name)
+        cls = decoder.resolve_class(module, name)
         check = decoder.guard(cls)
         if check is not None:
             check(kwargs)
@@ -95,7 +113,7 @@ def _revive_lc2(value: dict[str, Any], decoder: Any) -> Any:
         except Exception as exc:
             if not (unvalidated and not args and pydantic.is_model(cls)):
                 raise
-            return pydantic.construct_unvalidated(cls, kwargs, exc)
+            return pydantic.construct_unvalidated(cls, kwargs, exc, decoder.validate, decoder.unvalidated_warned)
     except SerdeError:
         raise
     except Exception as exc:

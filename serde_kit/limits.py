@@ -50,6 +50,12 @@ class Limits:
       always exactly its stored buffer.
     - ``max_partial_json``: length of a streamed tool-call argument that is not
       complete JSON (langchain-core re-parses those in quadratic time).
+    - ``max_work_per_byte`` / ``min_work``: the work meter of one decode call
+      (:mod:`serde_kit.budget`): the costly steps of a row (regex compilation,
+      incomplete partial JSON, big-number arithmetic, hash collisions, the
+      prescan walk, json containers, class resolution) may together spend
+      ``max_work_per_byte`` work units (about a nanosecond of CPU each) per
+      stored byte, and at least ``min_work`` on any row.
     """
 
     max_row_bytes: int = 1 << 30
@@ -63,6 +69,8 @@ class Limits:
     max_hash_collisions: int = 64
     max_array_elements: int = 1 << 31
     max_partial_json: int = 4096
+    max_work_per_byte: int = 64
+    min_work: int = 5_000_000
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

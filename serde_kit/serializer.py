@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 import ormsgpack
 
-from . import _pickle
+from . import _langgraph_log, _pickle
 from .allowlist import Allowlist, AllowEntry
+from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
 from .encoder import OPTIONS, Encoder
 from .errors import EncodeError, MalformedDataError, UnknownTagError
@@ -44,7 +45,7 @@ class Serializer:
     """
 
     __slots__ = (
-        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small",
+        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above",
     )  # fmt: skip
 
     def __init__(
@@ -66,12 +67,14 @@ class Serializer:
         self.pickle_fallback = pickle_fallback
         self.limits = limits
         self.validate: Literal["auto", "always"] = validate
-        self._encoder = Encoder(self.allowlist, lenient=lenient)
+        self._encoder = Encoder(self.allowlist, lenient=lenient, limits=limits)
+        self._check_above = self._encoder.check_above
         self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate)
         # Small rows skip a frame: loads_typed runs the decoder's small-row check itself.
         self._small_row = self._decoder.small_row
         self._tiny_row = self._decoder.tiny_row
         self._decode_small = self._decoder.engine.decode
+        _langgraph_log.install()  # LangGraph's strict-msgpack warning: once, explained
 
     def with_allow(self, *entries: AllowEntry) -> Serializer:
         """A copy of this serializer that also allows ``entries``."""
@@ -103,13 +106,15 @@ class Serializer:
         try:
             # Plain JSON-like values (most pending writes) in one call; anything
             # else ends this attempt at once and goes through the encoder.
-            return "msgpack", ormsgpack.packb(obj, option=OPTIONS)
+            data = ormsgpack.packb(obj, option=OPTIONS)
         except TypeError as exc:
             plain_refusal = exc
+        else:
+            return "msgpack", data if len(data) <= self._check_above else self._encoder.fits(data)
         try:
             return "msgpack", self._encoder.dumps_not_plain(obj, plain_refusal)
-        except EncodeError:
-            if self.pickle_fallback:
+        except EncodeError as exc:
+            if self.pickle_fallback and exc.limit is None:
                 return "pickle", _pickle.dumps(obj)
             raise
 
@@ -132,6 +137,8 @@ class Serializer:
                         return self._decode_small(payload)
                     except ENGINE_ERRORS as exc:
                         raise engine_error(exc, payload) from None
+                    except NeedsMeter:
+                        pass  # a costly step: read again with a work meter
                 return self._decoder.loads_checked(payload)
             return self._decoder.loads(_as_bytes(payload))
         if tag == "null":

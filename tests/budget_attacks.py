@@ -41,14 +41,18 @@ def _mix(acc: int, lane: int) -> int:
     return (_rotl((acc + lane * _XX2) & _MASK, 31) * _XX1) & _MASK
 
 
-def colliding_int_pairs(count: int) -> list[tuple[int, int]]:
-    """``count`` distinct int pairs whose tuples all hash like ``(1, 2)``."""
-    want = _rotr((_mix(_mix(_XX5, 1), 2) * pow(_XX1, -1, 1 << 64)) & _MASK, 31)
+def colliding_int_pairs(count: int, prefix: tuple[int, ...] = ()) -> list[tuple[int, int]]:
+    """``count`` distinct int pairs whose tuples (after ``prefix``, small ints) all hash
+    like ``prefix + (1, 2)``."""
+    start = _XX5
+    for lane in prefix:
+        start = _mix(start, lane)
+    want = _rotr((_mix(_mix(start, 1), 2) * pow(_XX1, -1, 1 << 64)) & _MASK, 31)
     inverse = pow(_XX2, -1, 1 << 64)
     pairs: list[tuple[int, int]] = []
     a = 0
     while len(pairs) < count:
-        b = (want - _mix(_XX5, a)) * inverse & _MASK
+        b = (want - _mix(start, a)) * inverse & _MASK
         if b < (1 << 61) - 1:  # hash(b) == b, and b fits msgpack's uint64
             pairs.append((a, b))
         a += 1
@@ -197,3 +201,131 @@ def empty_maps(size: int) -> bytes:
 
 def forged_names(length: int = 1 << 20) -> bytes:
     return row(0, ["evil\n2026-12-01 INFO audit PASSED\x1b[2J", "X" * length, 1])
+
+
+# --- issue 19: names, meters, unvalidated models -------------------------------
+
+#: (ext code, module, subscripted name, argument): standard types under a name form
+#: their fixed rebuilders do not know.
+SUBSCRIPTED_STANDARD = [
+    (0, "fractions", "Fraction[x]", "1e999999999"),
+    (0, "numpy", "void[x]", 1 << 30),
+    (1, "re", "compile[x]", ["a", 128]),
+    (0, "builtins", "SystemExit[x]", "boom"),
+    (1, "decimal", "Decimal[x]", ["1e999999999"]),
+]
+
+
+def subscripted_standard(code: int, module: str, name: str, arg: object) -> bytes:
+    return row(code, [module, name, arg])
+
+
+def subscripted_fraction_json() -> bytes:
+    return json.dumps(
+        {"lc": 2, "type": "constructor", "id": ["fractions", "Fraction[x]"], "args": ["1e999999999"]}
+    ).encode()
+
+
+def distinct_message_names(count: int = 6000) -> bytes:
+    """``count`` AIMessages, each under its own subscripted name."""
+    fields = {"content": "hi", "type": "ai"}
+    return pack([ext(5, ["langchain_core.messages.ai", f"AIMessage[{i}]", fields, "model_validate_json"]) for i in range(count)])
+
+
+def flood_long_keys(count: int = 1999, length: int = 100) -> bytes:
+    """A map of ``count`` (fewer than the prescan's flood size) tuple keys of ``length``
+    ints sharing one hash: every insertion compares the whole shared prefix."""
+    prefix = tuple(range(length - 2))
+    # Keys whose numbers hold no byte the prefilter looks for (0xff timestamps, map and
+    # array headers): only the map's own header and its keys' headers remain.
+    stray = set(range(0x90, 0xA0)) | {0xDC, 0xDD, 0xDE, 0xDF, 0xFF}
+    keys = [key for pair in colliding_int_pairs(3 * count, prefix) if not stray & set(pack(list(pair))[1:]) and b"\xff" not in (key := pack([*prefix, *pair]))]
+    return map16(count, b"".join(key + pack(0) for key in keys[:count]))
+
+
+def regex_many(count: int = 16) -> bytes:
+    """``count`` distinct IGNORECASE patterns, each within the per-pattern limits."""
+    unit = "[\x00-\U0010ffff]"
+    return pack([ext(1, ["re", "compile", [unit * 16 + str(i), 2]]) for i in range(count)])
+
+
+def partial_json_many(count: int = 10, args_length: int = 4096 - 4) -> bytes:
+    return pack([ext(2, ["langchain_core.messages.ai", "AIMessageChunk", _chunk_fields(args_length)]) for _ in range(count)])
+
+
+def fraction_many(count: int = 4, digits: int = 99_000) -> bytes:
+    import random
+
+    rng = random.Random(7)
+    hex_digits = int(digits / 1.2042)
+    parts = [[big_int_of(rng.getrandbits(4 * hex_digits)), big_int_of(rng.getrandbits(4 * hex_digits - 8))] for _ in range(count)]
+    return pack([ext(1, ["fractions", "Fraction", pair]) for pair in parts])
+
+
+def big_int_of(value: int) -> ormsgpack.Ext:
+    return ext(1, ["builtins", "int", [format(value, "x"), 16]])
+
+
+def json_empty_objects(count: int) -> bytes:
+    return b"[" + b",".join([b"{}"] * count) + b"]"
+
+
+# Models a plaintext-row writer may store with fields that fail validation.
+import typing as _typing  # noqa: E402
+
+import pydantic as _pydantic  # noqa: E402
+
+
+class Approval(_pydantic.BaseModel):
+    """A four-eyes approval: amount positive, a known kind, two different approvers."""
+
+    model_config = _pydantic.ConfigDict(extra="allow")
+    _is_admin: bool = _pydantic.PrivateAttr(False)
+    amount: _pydantic.PositiveInt
+    kind: _typing.Literal["refund", "credit"]
+    maker: str
+    checker: str
+
+    @_pydantic.model_validator(mode="after")
+    def four_eyes(self) -> "Approval":
+        if self.maker == self.checker:
+            raise ValueError("maker and checker must differ")
+        return self
+
+
+class Ledger(_pydantic.BaseModel):
+    approval: Approval
+
+
+def model_row(cls: type, fields: dict) -> bytes:
+    return row(5, [cls.__module__, cls.__qualname__, fields, "model_validate_json"])
+
+
+GOOD_APPROVAL = {"amount": 5, "kind": "refund", "maker": "ann", "checker": "bob"}
+#: (what is bypassed, the stored fields, the first failing field)
+UNVALIDATED_APPROVALS = [
+    ("PositiveInt", {**GOOD_APPROVAL, "amount": -5}, "amount"),
+    ("Literal", {**GOOD_APPROVAL, "kind": "wire"}, "kind"),
+    ("model_validator", {**GOOD_APPROVAL, "checker": "ann"}, "maker and checker"),
+    ("required field", {k: v for k, v in GOOD_APPROVAL.items() if k != "checker"}, "checker"),
+]
+
+
+def token_ids_with_an_int_key(count: int = 180_000) -> bytes:
+    """An honest-looking row: ``{1: [token ids]}`` whose ids hold 0xff bytes (a 715 KB list)."""
+    ids = [0xFF00 + (i % 200) * 0x10000 + 0xFF for i in range(count)]
+    return pack({1: ids})
+
+
+def deep_with_timestamp_bait(depth: int = 1000) -> bytes:
+    """Arrays nested ``depth`` deep beside 0xff bytes: the prescan's exact timestamp
+    check reads it with ormsgpack, which recurses on the C stack."""
+    return b"\x92" + b"\x91" * depth + b"\x01" + pack(b"\xff" * 100)
+
+
+def deep_with_long_key_bait(depth: int = 1000) -> bytes:
+    """Arrays nested ``depth`` deep beside a big map and array16 headers: the prescan's
+    string-keys check reads it with ormsgpack."""
+    big_map = b"\xde" + (70).to_bytes(2, "big") + b"".join(pack(f"k{i}") + b"\x00" for i in range(70))
+    arrays = b"\xdc" + (70).to_bytes(2, "big") + b"\xdc\x00\x00" * 70
+    return b"\x94" + big_map + b"\x91" * depth + b"\x01" + arrays + pack("x" * 6000)

@@ -20,6 +20,7 @@ import pytest
 
 import budget_attacks as attack
 from serde_kit import (
+    Allowlist,
     BlockedTypeError,
     ConfigError,
     DecodeError,
@@ -28,6 +29,7 @@ from serde_kit import (
     Limits,
     MalformedDataError,
     RebuildError,
+    SerdeWarning,
     Serializer,
     UnknownTagError,
 )
@@ -370,7 +372,7 @@ def test_limits_are_checked_and_documented_on_the_serializer():
 def test_raising_a_limit_lets_the_refused_row_through():
     data = attack.fraction_gcd(hex_digits=90_000)
     refused(data, "max_number_digits")
-    trusting = Serializer(limits=Limits(max_number_digits=200_000))
+    trusting = Serializer(limits=Limits(max_number_digits=200_000, max_work_per_byte=2_000))
     assert isinstance(trusting.loads(data), Fraction)
 
 
@@ -428,3 +430,290 @@ def test_small_limits_hold_for_small_rows_too():
         Serializer(limits=Limits(max_row_bytes=40)).loads(rows)
     assert caught.value.limit == "max_row_bytes"
     assert Serializer(limits=Limits(max_containers=51)).loads(rows) == [{}] * 50
+
+
+# --- issue 19, findings 1, 2, 7b: canonical names ----------------------------------
+
+
+@pytest.mark.parametrize("code, module, name, arg", attack.SUBSCRIPTED_STANDARD, ids=lambda v: str(v)[:20])
+def test_a_standard_type_under_a_subscripted_name_is_refused(code, module, name, arg):
+    data = attack.subscripted_standard(code, module, name, arg)
+    with pytest.raises(BlockedTypeError, match="only a generic pydantic model") as info:
+        SERDE.loads_typed(("msgpack", data))
+    assert (info.value.module, info.value.name) == (module, name)
+    # Even when everything is allowed: standard types are built by their fixed rebuilders only.
+    with pytest.raises(BlockedTypeError):
+        Serializer(allowlist=Allowlist.allow_everything_unsafe()).loads_typed(("msgpack", data))
+    # Lenient mode returns the payload, never the object.
+    with pytest.warns(LenientDecodeWarning):
+        assert Serializer(lenient=True).loads_typed(("msgpack", data)) == arg
+
+
+def test_a_subscripted_standard_name_in_a_legacy_json_row_is_refused():
+    with pytest.raises(BlockedTypeError, match="Fraction"):
+        SERDE.loads_typed(("json", attack.subscripted_fraction_json()))
+
+
+def test_the_allowlist_never_allows_a_subscript_on_a_standard_or_unlisted_name():
+    allowlist = Allowlist()
+    for module, name in [("fractions", "Fraction[x]"), ("re", "compile[x]"), ("numpy", "void[int]"),
+                         ("builtins", "SystemExit[x]"), ("langchain_core.messages.ai", "AIMessage[1]")]:  # fmt: skip
+        assert not allowlist.allows(module, name)
+
+
+def test_rotate_check_refuses_subscripted_standard_names():
+    from serde_kit.tools.rotate import AllowlistCheck
+
+    check = AllowlistCheck(Allowlist())
+    for code, module, name, arg in attack.SUBSCRIPTED_STANDARD:
+        with pytest.raises(BlockedTypeError):
+            check.loads_typed(("msgpack", attack.subscripted_standard(code, module, name, arg)))
+    check.loads_typed(("msgpack", SERDE.dumps(Fraction(1, 3))))  # the honest form passes
+
+
+def test_thousands_of_distinct_message_names_are_refused_and_cache_nothing():
+    data = attack.distinct_message_names(6000)
+    with pytest.raises(BlockedTypeError, match=r"AIMessage\[0\]"):
+        SERDE.loads_typed(("msgpack", data))
+    lenient = Serializer(lenient=True)
+    decoder = lenient._decoder
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LenientDecodeWarning)
+        back = lenient.loads_typed(("msgpack", data))
+    assert back[5999] == {"content": "hi", "type": "ai"}
+    assert len(decoder._cache) == 0 and len(decoder._hot) == 0
+
+
+def test_name_caches_are_bounded(monkeypatch):
+    from serde_kit import decoder as decoder_module
+    from tests.compat.corpus_types import Box
+
+    monkeypatch.setattr(decoder_module, "_MAX_CACHED", 3)
+    serde = Serializer(allow=[Box])
+    for arg, item in (("int", 1), ("str", "a"), ("float", 1.5), ("bool", True), ("bytes", b"x")):
+        payload = attack.pack(["tests.compat.corpus_types", f"Box[{arg}]", {"item": item}, "model_validate_json"])
+        assert type(serde.loads(attack.pack(attack.ormsgpack.Ext(5, payload)))).__name__ == f"Box[{arg}]"
+        assert len(serde._decoder._cache) <= 3 and len(serde._decoder._hot) <= 3
+
+
+# --- issue 19, findings 3, 4: one work meter per row -----------------------------
+
+
+def test_many_small_ignorecase_patterns_spend_the_rows_meter_before_any_compiles(monkeypatch):
+    import re
+
+    compiled = []
+    real_compile = re.compile
+    monkeypatch.setattr(re, "compile", lambda *args: compiled.append(args) or real_compile(*args))
+    data = attack.regex_many(16)
+    assert len(data) < 2500  # a small row: the meter opens when the first pattern asks for it
+    refused(data, "max_work_per_byte")
+    assert compiled == []
+    honest = Serializer().dumps(re.compile("[a-z]+@example\\.com", re.IGNORECASE))
+    assert SERDE.loads(honest) == re.compile("[a-z]+@example\\.com", re.IGNORECASE)
+
+
+def test_many_partial_tool_call_arguments_spend_the_rows_meter(monkeypatch):
+    from langchain_core.messages import ai
+
+    parses = []
+    real_parse = ai.parse_partial_json
+    monkeypatch.setattr(ai, "parse_partial_json", lambda *a, **k: parses.append(a) or real_parse(*a, **k))
+    error = refused(attack.partial_json_many(10), "max_work_per_byte")
+    assert "tool-call arguments" in str(error)
+    assert parses == []
+    # One short incomplete argument is free: it is parsed, once.
+    back = SERDE.loads(attack.chunk_ext2(40))
+    assert back.tool_call_chunks[0]["args"].startswith('{"a"') and len(parses) == 1
+
+
+def test_many_big_fractions_spend_the_rows_meter_before_any_gcd(monkeypatch):
+    import fractions
+
+    built = []
+    monkeypatch.setattr(fractions.Fraction, "__new__", lambda *a, **k: built.append(a) or object.__new__(fractions.Fraction))
+    error = refused(attack.fraction_many(4, 99_000), "max_work_per_byte")
+    assert "Fraction" in str(error)
+    assert built == []
+
+
+def test_a_map_of_fewer_long_colliding_keys_than_the_flood_size_is_refused():
+    data = attack.flood_long_keys(1999, 100)
+    assert b"\xff" not in data and data.count(b"\xde") == 1  # nothing else for the prefilter to find
+    refused(data, "max_hash_collisions")
+    honest = {tuple(range(i, i + 100)): i for i in range(1999)}
+    assert SERDE.loads(SERDE.dumps(honest)) == honest
+
+
+def test_a_legacy_json_row_is_held_to_the_container_limit():
+    limits = Limits(max_containers=1000)
+    serde = Serializer(limits=limits)
+    refused(attack.json_empty_objects(3000), "max_containers", tag="json", serde=serde)
+    assert serde.loads_typed(("json", attack.json_empty_objects(400))) == [{}] * 400
+
+
+def test_running_out_of_memory_while_decoding_is_a_limit_error():
+    # A real allocation failure, under an address-space cap in a child process.
+    script = textwrap.dedent(
+        """
+        import resource
+        from serde_kit import LimitExceededError, Limits, Serializer
+
+        serde = Serializer(limits=Limits(max_containers=10**9, max_row_bytes=10**9))
+        rows = [("msgpack", b"\\xdd" + (30_000_000).to_bytes(4, "big") + b"\\x90" * 30_000_000),
+                ("json", b"[" + b"[]," * 30_000_000 + b"[]]")]
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + 400 * 2**20, hard))
+        for row in rows:
+            try:
+                serde.loads_typed(row)
+            except LimitExceededError as exc:
+                print(row[0], exc.limit)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["msgpack", "max_containers", "json", "max_containers"], done.stderr[-2000:]
+
+
+# --- issue 19, finding 5: models whose stored fields fail validation -------------
+
+
+@pytest.mark.parametrize("bypass, fields, failing", attack.UNVALIDATED_APPROVALS, ids=lambda v: str(v)[:16])
+def test_validate_always_refuses_a_model_that_fails_validation(bypass, fields, failing):
+    data = attack.model_row(attack.Approval, fields)
+    strict = Serializer(allow=[attack.Approval], validate="always")
+    with pytest.raises(RebuildError, match=rf"budget_attacks.Approval does not validate \(.*{failing}") as info:
+        strict.loads(data)
+    assert (info.value.module, info.value.name) == ("budget_attacks", "Approval")
+    assert strict.loads(attack.model_row(attack.Approval, attack.GOOD_APPROVAL)) == attack.Approval(**attack.GOOD_APPROVAL)
+
+
+def test_validate_always_refuses_a_nested_model_stored_as_a_plain_dict():
+    bad = {"approval": {**attack.GOOD_APPROVAL, "amount": 0}}
+    with pytest.raises(RebuildError, match=r"Ledger does not validate \(field approval.amount"):
+        Serializer(allow=[attack.Ledger], validate="always").loads(attack.model_row(attack.Ledger, bad))
+
+
+def test_auto_builds_an_unvalidated_model_as_stock_does_but_warns_once_per_class():
+    serde = Serializer(allow=[attack.Approval])
+    rows = [attack.model_row(attack.Approval, fields) for _, fields, _ in attack.UNVALIDATED_APPROVALS]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = [serde.loads(data) for data in rows]
+    assert [b.amount for b in built] == [-5, 5, 5, 5] and built[1].kind == "wire"
+    assert [str(w.message).split(" (")[0] for w in caught] == ["stored budget_attacks.Approval does not validate"]
+    assert caught[0].category is SerdeWarning
+
+
+@pytest.mark.parametrize("validate", ["auto", "always"])
+def test_stored_keys_never_set_private_attributes(validate):
+    fields = {**attack.GOOD_APPROVAL, "amount": -1, "_is_admin": True, "__pydantic_private__": {"_is_admin": True}}
+    with pytest.raises(RebuildError, match="Approval"):
+        Serializer(allow=[attack.Approval], validate=validate).loads(attack.model_row(attack.Approval, fields))
+    # A row that validates: pydantic keeps the private attribute's default.
+    valid = Serializer(allow=[attack.Approval]).loads(attack.model_row(attack.Approval, {**attack.GOOD_APPROVAL, "_is_admin": True}))
+    assert valid._is_admin is False and valid.__pydantic_private__ == {"_is_admin": False}
+
+
+# --- issue 19, finding 6 and 7a ------------------------------------------------------
+
+
+def test_honest_int_keys_and_0xff_bytes_never_force_the_prescan_walk(monkeypatch):
+    from serde_kit import _prescan
+
+    walks = []
+    real_scan = _prescan.scan
+    monkeypatch.setattr(_prescan, "scan", lambda data, limits: walks.append(len(data)) or real_scan(data, limits))
+    data = attack.token_ids_with_an_int_key()
+    assert data.count(b"\xff") > 64
+    assert SERDE.loads(data) == attack.ormsgpack.unpackb(data, option=attack.OPT)
+    assert walks == []
+    # A timestamp in the same row is still found exactly.
+    with pytest.raises(UnknownTagError, match="timestamp"):
+        SERDE.loads(data[:-5] + b"\xd6\xff\0\0\0\0"[:5] + b"\0")  # the last id replaced, same length
+
+
+def test_decimal_exponents_up_to_the_default_context_read_as_stock_reads_them():
+    import decimal
+
+    for text in ("1E+999999", "-1E-999999", "9.99E+999999"):
+        assert SERDE.loads(SERDE.dumps(decimal.Decimal(text))) == decimal.Decimal(text)
+    refused(attack.row(0, ["decimal", "Decimal", "1E+1000001"]), "max_number_digits")
+
+
+def test_the_smallest_supported_thread_stack_survives_every_prescan_path():
+    # SMALLEST_THREAD_STACK under the default recursion limit, in a child process (a
+    # crash would take pytest down). The prescan's ormsgpack checks recurse on the C
+    # stack; rows that may nest deep run them on the helper thread.
+    script = textwrap.dedent(
+        """
+        import sys, threading
+        sys.path.insert(0, "tests")
+        import budget_attacks as attack
+        from serde_kit import DecodeError, Serializer
+        from serde_kit._stack import SMALLEST_THREAD_STACK
+
+        serde = Serializer()
+        rows = [attack.deep_with_timestamp_bait(1000), attack.deep_with_long_key_bait(1000),
+                attack.deep_with_timestamp_bait(900), attack.deep_in_every_level(6, 1000),
+                b"\\x91" * 100_000 + b"\\x01"]
+        seen = []
+
+        def run():
+            for data in rows:
+                try:
+                    serde.loads(data)
+                    seen.append("value")
+                except DecodeError as exc:
+                    seen.append(type(exc).__name__)
+
+        threading.stack_size(SMALLEST_THREAD_STACK)
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+        print(",".join(seen))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().split(",") == ["MalformedDataError"] * 2 + ["value"] + ["MalformedDataError"] * 2
+
+
+def test_big_recursion_limits_reuse_one_helper_thread_and_fail_typed_when_none_can_start():
+    script = textwrap.dedent(
+        """
+        import resource, sys, threading
+        sys.path.insert(0, "tests")
+        import budget_attacks as attack
+        from serde_kit import DecodeError, SerdeError, Serializer
+
+        serde = Serializer()
+        sys.setrecursionlimit(3000)
+        before = threading.active_count()
+        values = [serde.loads(b"\\x91" * 2500 + b"\\x01" + b"\\x00" * 4000 * 0) for _ in range(20)]
+        print("threads", threading.active_count() - before)
+        # An address-space cap too small for the stack a limit of 10**6 needs (2 GiB).
+        sys.setrecursionlimit(10**6)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, hard))
+        try:
+            serde.loads(b"\\x91" * 2500 + b"\\x01")
+        except SerdeError as exc:
+            print(type(exc).__name__, isinstance(exc, RuntimeError))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["threads 1", "HelperThreadError True"], done.stdout + done.stderr[-2000:]
+
+
+def test_one_incomplete_argument_in_a_small_legacy_row_is_charged_its_overhead_too():
+    # Found by fuzz/fuzz_cost.py: a 1.2 KB lc:1 row whose one ~1,000-character incomplete
+    # argument fit the quadratic charge alone but cost 30x the floor (json.loads is
+    # retried once per character, each call with its own overhead).
+    data = attack.chunk_lc1(1000)
+    assert len(data) < 1300
+    refused(data, "max_work_per_byte", tag="json")
+    assert SERDE.loads_typed(("json", attack.chunk_lc1(40))).tool_call_chunks[0]["args"].startswith('{"a"')

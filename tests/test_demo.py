@@ -10,7 +10,6 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import numpy as np
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEMO = str(EXAMPLES / "demo.py")
@@ -76,6 +75,15 @@ def test_demo_story(tmp_path: Path, monkeypatch) -> None:
     finally:
         conn.close()
     assert tags and all(tag.endswith("+aesgcm") for tag in tags)
+    # ... and bound to their thread (v2 header), from the first write on and through the rotation;
+    # the copy onto another thread was refused, not decrypted.
+    conn = sqlite3.connect(data_dir / "review.db")
+    try:
+        blobs = [b for (b,) in conn.execute("SELECT checkpoint FROM checkpoints UNION ALL SELECT value FROM writes")]
+    finally:
+        conn.close()
+    assert blobs and all(blob[0] == 2 for blob in blobs)
+    assert "reading thread 'mallory' refuses them: RowBindingError" in out and "WARNING" not in out
     key_text = (data_dir / "keyring").read_text()
     secret = [line for line in key_text.splitlines() if line.strip() and not line.startswith("#")][0]
     assert secret.split(":", 1)[1].strip() not in out
@@ -84,7 +92,7 @@ def test_demo_story(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(demo.KEYRING_ENV, str(data_dir / "keyring"))
     conn = sqlite3.connect(data_dir / "review.db", check_same_thread=False)
     try:
-        graph = demo.build_graph(SqliteSaver(conn, serde=demo.make_serializer()))
+        graph = demo.build_graph(demo.make_saver(conn))
         config = {"configurable": {"thread_id": demo.THREAD_ID, "run_log": str(tmp_path / "unused.log")}}
         values = graph.get_state(config).values
     finally:

@@ -16,7 +16,7 @@ import pytest
 from strategies import AVOID
 
 REPO = Path(__file__).resolve().parent.parent
-HARNESSES = ["fuzz_decode", "fuzz_resources", "fuzz_roundtrip", "fuzz_encrypted"]
+HARNESSES = ["fuzz_decode", "fuzz_resources", "fuzz_cost", "fuzz_roundtrip", "fuzz_encrypted"]
 SECONDS = 5
 
 

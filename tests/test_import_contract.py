@@ -28,7 +28,6 @@ FORBIDDEN = ("serde_kit.cli", "argparse", "tqdm")
 #: Programs, not library: they are allowed to parse a command line.
 PROGRAMS = {
     "serde_kit.__main__",  # `python -m serde_kit` is the CLI
-    "serde_kit.demo",  # the README's demo program (its own argparse)
 }
 
 
@@ -106,11 +105,23 @@ def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _contracts() -> list[dict[str, object]]:
+    return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"])
+
+
 def _contract_sources() -> list[str]:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (contract,) = config["contracts"]
-    assert contract["forbidden_modules"] == list(FORBIDDEN)
-    return list(contract["source_modules"])
+    (contract,) = [c for c in _contracts() if c.get("forbidden_modules") == list(FORBIDDEN)]
+    sources = contract["source_modules"]
+    assert isinstance(sources, list)
+    return [str(m) for m in sources]
+
+
+def test_the_layers_contract_places_every_top_level_module():
+    """Every top-level module (but the door and `python -m`) is in one layer of the package's contract."""
+    (layers,) = [c for c in _contracts() if c["type"] == "layers" and c["containers"] == ["serde_kit"]]
+    placed = {f"serde_kit.{name.strip()}" for layer in layers["layers"] for name in str(layer).split("|")}  # type: ignore[attr-defined]
+    top = {".".join(m.split(".")[:2]) for m in library_modules()} | {"serde_kit.cli"}
+    assert top == placed
 
 
 def test_the_contract_names_every_library_module():
@@ -122,7 +133,7 @@ def test_the_contract_names_every_library_module():
 def test_lint_imports_keeps_the_contract():
     done = _lint_imports(ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 kept, 0 broken" in done.stdout
+    assert f"{len(_contracts())} kept, 0 broken" in done.stdout
 
 
 def test_lint_imports_catches_a_library_module_importing_argparse(tmp_path):
@@ -133,3 +144,27 @@ def test_lint_imports_catches_a_library_module_importing_argparse(tmp_path):
     done = _lint_imports(tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "serde_kit.tools.verify -> argparse" in done.stdout
+
+
+def _broken_copy(tmp_path, module: str, line: str) -> subprocess.CompletedProcess[str]:
+    shutil.copytree(ROOT / "serde_kit", tmp_path / "serde_kit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    path = tmp_path / "serde_kit" / module
+    path.write_text(path.read_text() + f"\n{line}  # a violation\n")
+    return _lint_imports(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "shown"),
+    [
+        ("crypto/rows.py", "import serde_kit.tools.scan", "serde_kit.crypto.rows -> serde_kit.tools.scan"),
+        ("serializer.py", "import serde_kit.crypto.keyring", "serde_kit.serializer -> serde_kit.crypto.keyring"),
+        ("ext/codes.py", "import serde_kit.decoder", "serde_kit.ext.codes -> serde_kit.decoder"),
+        ("crypto/kms.py", "import serde_kit.crypto.keyring", "serde_kit.crypto.kms -> serde_kit.crypto.keyring"),
+        ("crypto/cipher.py", "import serde_kit.serializer", "serde_kit.crypto.cipher -> serde_kit.serializer"),
+    ],
+)
+def test_lint_imports_catches_an_import_against_the_layers(tmp_path, module, line, shown):
+    done = _broken_copy(tmp_path, module, line)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert shown in done.stdout

@@ -89,6 +89,7 @@ def test_other_builtin_methods_stay_refused_with_advice_that_does_not_claim_allo
     assert "allow=" not in str(info.value)
 
 
+@pytest.mark.filterwarnings("ignore:stored .* does not validate:serde_kit.SerdeWarning")
 def test_model_that_no_longer_validates_reads_like_the_old_reader():
     # 1.0.x wrote pydantic models with method [None, "model_construct"]: the old
     # reader built them with the constructor, else model_construct.

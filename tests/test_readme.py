@@ -107,8 +107,10 @@ def sqlite_tags(path: Path) -> list[str]:
         conn.close()
 
 
-def sqlite_state(path: Path, serde: Any) -> list[Any]:
+def sqlite_state(path: Path, serde: Any, *, bound: bool = False, thread: str = "t-1") -> list[Any]:
     from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from serde_kit.bound_saver import bind_rows
 
     sys_path = sys.path[:]
     sys.path.insert(0, str(path.parent))
@@ -117,8 +119,9 @@ def sqlite_state(path: Path, serde: Any) -> list[Any]:
 
         conn = sqlite3.connect(path, check_same_thread=False)
         try:
-            graph = builder.compile(checkpointer=SqliteSaver(conn, serde=serde))
-            return graph.get_state({"configurable": {"thread_id": "t-1"}}).values["docs"]
+            saver = SqliteSaver(conn, serde=serde)
+            graph = builder.compile(checkpointer=bind_rows(saver) if bound else saver)
+            return graph.get_state({"configurable": {"thread_id": thread}}).values["docs"]
         finally:
             conn.close()
     finally:
@@ -148,7 +151,38 @@ def test_encrypted_sqlite_snippets_store_only_ciphertext(app: Path, script: str)
     assert tags and all(t.endswith("+aesgcm") for t in tags), tags
     raw = (app / "checkpoints.db").read_bytes()
     assert b"a.txt" not in raw and b"b.txt" not in raw
-    assert [repr(d) for d in sqlite_state(app / "checkpoints.db", encrypted_serde())] == [DOC_A, DOC_B]
+    bound = script == "encrypted.py"  # the README's first encryption snippet binds rows
+    assert [bound] == list({blob[0] == 2 for blob in sqlite_blobs(app / "checkpoints.db")})
+    assert [repr(d) for d in sqlite_state(app / "checkpoints.db", encrypted_serde(), bound=bound)] == [DOC_A, DOC_B]
+
+
+def sqlite_blobs(path: Path) -> list[bytes]:
+    """Every stored encrypted blob (checkpoints and writes)."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT type, checkpoint FROM checkpoints UNION ALL SELECT type, value FROM writes")
+        return [blob for tag, blob in rows if tag and tag.endswith("+aesgcm")]
+    finally:
+        conn.close()
+
+
+def test_the_first_encryption_snippet_refuses_a_row_moved_to_another_thread(app: Path) -> None:
+    """alice's checkpoint pasted onto mallory's thread is not decrypted for him (finding 7)."""
+    from serde_kit.errors import RowBindingError
+
+    run(app, "encrypted.py")
+    db = app / "checkpoints.db"
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute(
+            "INSERT INTO checkpoints SELECT 'mallory', checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+            "type, checkpoint, metadata FROM checkpoints WHERE thread_id = 't-1'"
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    with pytest.raises(RowBindingError):
+        sqlite_state(db, encrypted_serde(), bound=True, thread="mallory")
 
 
 def test_in_memory_snippet_uses_serde_kit(app: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,9 +319,11 @@ def test_platform_checkpointer_follows_the_langgraph_json_contract(
         async def serve() -> list[Any]:
             from langgraph.checkpoint.base import BaseCheckpointSaver
 
+            from serde_kit.bound_saver import BoundSaver
+
             # What the server does: enter the context manager, run graphs with what it yields.
             async with getattr(checkpointer, attr)() as saver:
-                assert isinstance(saver, BaseCheckpointSaver)
+                assert isinstance(saver, BaseCheckpointSaver) and isinstance(saver, BoundSaver)
                 assert type(saver.serde) is EncryptedSerializer
                 run = {"configurable": {"thread_id": "t-1"}}
                 with_saver = served.builder.compile(checkpointer=saver)
@@ -307,6 +343,27 @@ def test_platform_checkpointer_follows_the_langgraph_json_contract(
     assert type(docs[1]).__module__ == "my_types" and repr(docs[1]) == DOC_B
     tags = pg_tags(postgres_db)
     assert tags and all(t.endswith("+aesgcm") for t in tags), tags
+    blobs = pg_blobs(postgres_db)
+    assert blobs and all(blob[0] == 2 for blob in blobs)  # v2 header: bound to its thread
+    assert pg_inline_values(postgres_db) == []  # seal_inline: no channel value left in the JSONB
+
+
+def pg_blobs(dsn: str) -> list[bytes]:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT blob FROM checkpoint_blobs WHERE type <> 'empty' UNION ALL SELECT blob FROM checkpoint_writes"
+        ).fetchall()
+    return [bytes(b) for (b,) in rows]
+
+
+def pg_inline_values(dsn: str) -> list[Any]:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute("SELECT v.value FROM checkpoints, jsonb_each(checkpoint -> 'channel_values') AS v").fetchall()
+    return [v for (v,) in rows]
 
 
 def test_limits_snippet_raises_the_limits_it_names() -> None:
@@ -323,6 +380,36 @@ def test_limits_snippet_raises_the_limits_it_names() -> None:
     with pytest.raises(LimitExceededError, match="max_regex_length"):
         Serializer().loads(row)
     assert serde.loads(row).pattern == pattern
+
+
+def test_the_documented_migration_binds_stored_rows_for_require_bound(app: Path) -> None:
+    """Unbound rows (a saver without bind_rows) refuse under require_bound=True until the
+    README's `rotate --bind` commands bound them; status then shows 0 unbound rows."""
+    from serde_kit.errors import RowBindingError
+
+    run(app, "from_conn_string.py")  # encrypted, not bound
+    db = app / "checkpoints.db"
+    assert sqlite_blobs(db) and not any(blob[0] == 2 for blob in sqlite_blobs(db))
+    refused = subprocess.run([sys.executable, "bound.py"], cwd=app, capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and RowBindingError.__name__ in refused.stderr
+
+    bin_dir = Path(sys.executable).parent
+    commands = [line.split("#")[0].strip() for line in _code("bind (bash)").splitlines()]
+    assert [shlex.split(c)[:2] for c in commands] == [["serde-kit", "rotate"]] * 2 + [["serde-kit", "status"]]
+    outputs = []
+    for command in commands:
+        argv = [str(bin_dir / "serde-kit"), *shlex.split(command)[1:]]
+        done = subprocess.run(argv, cwd=app, capture_output=True, text=True, timeout=120, env=os.environ)
+        assert done.returncode == 0, done.stdout + done.stderr
+        outputs.append(done.stdout)
+    assert all(blob[0] == 2 for blob in sqlite_blobs(db))
+    status = subprocess.run(
+        [str(bin_dir / "serde-kit"), "status", "--sqlite", "checkpoints.db", "--json"],
+        cwd=app, capture_output=True, text=True, timeout=120, env=os.environ,
+    )  # fmt: skip
+    total = json.loads(status.stdout)["total"]
+    assert total["unbound"] == 0 and total["bound"] == len(sqlite_blobs(db)) > 0
+    assert DOC_A in run(app, "bound.py")  # require_bound=True now reads the migrated thread
 
 
 def test_bound_snippet_binds_every_encrypted_row(app: Path) -> None:
@@ -395,14 +482,14 @@ def test_mysql_snippets_store_only_ciphertext_and_the_tools_read_it(
         assert done.returncode == 0, command + "\n" + done.stdout + done.stderr
         outputs.append(done.stdout)
     # status: every row under k1, none in plaintext (as the comment in the README says); verify: none failed.
-    assert "key k1 (primary)  plaintext" in outputs[0], outputs[0]
+    assert "key k1 (primary)  bound  unbound  plaintext" in outputs[0], outputs[0]
     assert re.search(r"^total +(\d+) +\1 +0 ", outputs[0], flags=re.M), outputs[0]
     assert re.search(r"^(\d+) row\(s\): \1 decrypt, 0 plaintext, 0 empty, 0 failed$", outputs[1], flags=re.M), outputs[1]
     assert APP_PASSWORD not in "".join(outputs)
-    # The password does come from MYSQL_PWD: without it the same command is refused.
+    # The password does come from MYSQL_PWD: without it the same command cannot connect (exit 3).
     env.pop("MYSQL_PWD")
     done = subprocess.run(["bash", "-c", commands[0]], cwd=app, capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 1 and "Access denied" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert done.returncode == 3 and "Access denied" in done.stdout + done.stderr, done.stdout + done.stderr
 
 
 @pytest.mark.mysql
@@ -469,7 +556,7 @@ def test_the_cli_tour_runs_on_the_demo_database(tmp_path: Path) -> None:
     assert "primary k2" in outputs["serde-kit status"]
     assert "0 failed" in outputs["serde-kit verify"]
     assert "task-001" in outputs["serde-kit inspect"]
-    assert 'SERDE_KIT_ALLOW="demo:DocSummary,demo:Reviewer"' in outputs["serde-kit allowlist scan --check"]
+    assert "SERDE_KIT_ALLOW=demo:DocSummary,demo:Reviewer" in outputs["serde-kit allowlist scan --check"]
     env["SERDE_KIT_ALLOW"] = "demo:DocSummary,demo:Reviewer"
     done = subprocess.run(["bash", "-c", "serde-kit allowlist scan --check"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stdout + done.stderr

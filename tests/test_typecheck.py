@@ -91,3 +91,28 @@ def test_pyright_rejects_a_serializer_that_breaks_the_protocol(tmp_path: Path) -
     )
     errors = [d["message"] for d in json.loads(done.stdout)["generalDiagnostics"] if d["severity"] == "error"]
     assert any('cannot be assigned to parameter "serde"' in m for m in errors), errors
+
+
+RUFF = Path(sys.executable).with_name("ruff")
+
+
+def test_ruff_check_reports_nothing_in_the_package() -> None:
+    """The lint rules of [tool.ruff] in pyproject.toml (a check, not a formatter) hold over serde_kit/."""
+    done = subprocess.run(
+        [str(RUFF), "check", "--no-cache", "--output-format", "concise", "serde_kit"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All checks passed" in done.stdout
+
+
+def test_ruff_catches_a_finding(tmp_path: Path) -> None:
+    """The check runs with the project's rules: an unused import fails it."""
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "serde_kit").mkdir()
+    (tmp_path / "serde_kit" / "bad.py").write_text("import os\n")
+    done = subprocess.run(
+        [str(RUFF), "check", "--no-cache", "--output-format", "concise", "serde_kit"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1 and "F401" in done.stdout, done.stdout + done.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import Any
 
 from serde_kit.allowlist import ENV_FILE_VAR, ENV_VAR
@@ -12,6 +13,12 @@ from .database import add_database_options, open_from_args
 from .output import emit, escape, progress_for, table
 
 __all__ = ["register", "scan_text"]
+
+
+def _name(t: Any) -> str:
+    """A stored type's name; one that is no dotted identifier is escaped and shell-quoted,
+    so even a line of the table pasted into a shell runs nothing."""
+    return t.key if t.entry is not None else shlex.quote(escape(t.key))
 
 
 def scan_text(report: Any) -> str:
@@ -27,7 +34,7 @@ def scan_text(report: Any) -> str:
     lines.append("")
     if report.types:
         rows = [
-            [t.key, ",".join(str(c) for c in sorted(t.codes, key=str)), t.count, t.rows,
+            [_name(t), ",".join(str(c) for c in sorted(t.codes, key=str)), t.count, t.rows,
              "yes" if t.covered else "NO", "yes" if t.default else ""]
             for t in report.sorted_types()
         ]  # fmt: skip
@@ -45,7 +52,8 @@ def scan_text(report: Any) -> str:
         )
     else:
         lines.append("every type found is covered by the current allowlist.")
-    if report.needed():
+    invalid = report.invalid_names()
+    if len(invalid) < len(report.needed()):
         snip = report.snippets()
         lines += [
             "",
@@ -56,6 +64,13 @@ def scan_text(report: Any) -> str:
             f"  {snip['env']}",
             f"  # file named by {ENV_FILE_VAR}",
             *(f"  {line}" for line in snip["file"].splitlines()),
+        ]
+    if invalid:
+        lines += [
+            "",
+            f"{len(invalid)} stored type name(s) are not valid Python names (dotted ASCII identifiers), "
+            "so no application wrote them and no allowlist entry is offered; check where these rows came from:",
+            *(f"  {_name(t)}" for t in invalid),
         ]
     return "\n".join(lines)
 

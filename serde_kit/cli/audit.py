@@ -15,13 +15,12 @@ def audit_text(report: Any, *, strict: bool = False) -> str:
     """Readable report with aligned tables and a verdict line."""
     lines = [f"audit of {escape(report.store)}", ""]
     rows = [
-        [name, t.rows, t.encrypted, t.legacy, t.plaintext, t.empty, t.unknown,
-         ", ".join(f"{k} x{n}" for k, n in sorted(t.key_ids.items()))]
+        [name, t.rows, t.encrypted, t.bound, t.unbound, t.legacy, t.plaintext, t.empty, t.unknown,
+         ", ".join(f"{k} x{n}" for k, n in sorted(t.by_key.items()))]
         for name, t in report.tables.items()
     ]  # fmt: skip
-    lines.append(
-        table(["TABLE", "ROWS", "ENCRYPTED", "LEGACY +aes", "PLAINTEXT", "EMPTY", "UNKNOWN", "KEY IDS"], rows)
-    )
+    headers = ["TABLE", "ROWS", "ENCRYPTED", "BOUND", "UNBOUND", "LEGACY +aes", "PLAINTEXT", "EMPTY", "UNKNOWN"]
+    lines.append(table([*headers, "KEY IDS"], rows))
     if report.plaintext_examples:
         lines += ["", "plaintext rows (first few):"]
         lines += [f"  {e['table']} {escape(e['pk'])} tag={escape(e['tag'])}" for e in report.plaintext_examples]

@@ -180,6 +180,15 @@ def _format_history(views: list[Any]) -> str:
     return table(["CHECKPOINT", "PARENT", "STEP", "WRITTEN", "SOURCE", "NEXT", "WRITES"], rows)
 
 
+def _list_edit_rows(name: str, edit: Any, width: int | None) -> list[list[str]]:
+    """One row per removed and per added item of a list channel, each at its index."""
+    kept = edit.kept_head + edit.kept_tail
+    rows = [[name, f"changed: -{len(edit.removed)} +{len(edit.added)} item(s), {kept} kept", "", ""]]
+    rows += [[name, f"  [{edit.kept_head + i}] removed", brief(v, width), ""] for i, v in enumerate(edit.removed)]
+    rows += [[name, f"  [{edit.kept_head + i}] added", "", brief(v, width)] for i, v in enumerate(edit.added)]
+    return rows
+
+
 def _format_diff(diff: Any, *, width: int | None) -> str:
     step = "" if diff.to_step is None else f" (step {diff.from_step} -> {diff.to_step})"
     lines = [
@@ -191,9 +200,14 @@ def _format_diff(diff: Any, *, width: int | None) -> str:
     half = None if width is None else max(width // 2, 20)
     rows = [[name, "added", "", brief(v, half)] for name, v in diff.added.items()]
     rows += [[name, "removed", brief(v, half), ""] for name, v in diff.removed.items()]
-    rows += [[name, "changed", brief(b, half), brief(a, half)] for name, (b, a) in diff.changed.items()]
+    for name, (b, a) in diff.changed.items():
+        edit = diff.list_edits.get(name)
+        if edit is None:
+            rows.append([name, "changed", brief(b, half), brief(a, half)])
+        else:
+            rows += _list_edit_rows(name, edit, half)
     if rows:
-        lines.append(table(["CHANNEL", "CHANGE", "BEFORE", "AFTER"], sorted(rows)))
+        lines.append(table(["CHANNEL", "CHANGE", "BEFORE", "AFTER"], sorted(rows, key=lambda row: row[0])))
     else:
         lines.append("no channel changed")
     return "\n".join(lines)

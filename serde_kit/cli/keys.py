@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from serde_kit._text import shell_assignment
 from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
+from serde_kit.crypto.keyring import keyring_configured
 from serde_kit.errors import ConfigError
 
 from . import exitcodes
@@ -22,10 +24,7 @@ _SHOWN = 20
 
 def _keyring_from_env(*, required: bool) -> Keyring | None:
     """The keyring from the environment; None when optional and not configured."""
-    configured = os.environ.get("SERDE_KIT_KEYRING") or os.environ.get("SERDE_KIT_KEYRING_FILE")
-    if not configured and not required:
-        return None
-    return load_keyring()
+    return load_keyring() if required or keyring_configured() else None
 
 
 def _failures(lines: list[str], failures: list[Any], prefix: str) -> None:
@@ -46,13 +45,13 @@ def format_status(report: Any) -> str:
 
     keys = sorted({k for t in report.tables for k in t.by_key})
     columns = [f"key {k}" + (" (primary)" if k == report.primary_id else "") for k in keys]
-    columns += ["plaintext", "legacy +aes", "unknown", "stray", "empty"]
+    columns += ["bound", "unbound", "plaintext", "legacy +aes", "unknown", "stray", "empty"]
     if report.verified:
         columns.append("failed")
     rows = []
     for t in [*report.tables, report.total]:
         cells: list[Any] = [t.name, t.rows, *(t.by_key.get(k, 0) for k in keys)]
-        cells += [t.plaintext, t.legacy, t.unknown, t.stray, t.empty]
+        cells += [t.bound, t.unbound, t.plaintext, t.legacy, t.unknown, t.stray, t.empty]
         if report.verified:
             cells.append(t.failed)
         rows.append(cells)
@@ -66,6 +65,11 @@ def format_status(report: Any) -> str:
         missing = [k for k in keys if k not in report.keyring_ids]
         if missing:
             out.append(f"warning: rows use key id(s) not in the keyring: {', '.join(missing)}")
+    if report.total.unbound:
+        out.append(
+            f"note: {report.total.unbound} encrypted row(s) are not bound to their thread; before turning on "
+            "bind_rows(..., require_bound=True), bind them with `serde-kit rotate --bind --apply`"
+        )
     if not report.complete:
         out.append(
             f"warning: saw {report.total.rows} of the {report.expected} rows counted first "
@@ -181,7 +185,13 @@ def format_retire(report: Any) -> str:
 
 def status_json(report: Any) -> dict[str, Any]:
     """``status --json``: the report's fields, plus the total and the verdict."""
-    return {**plain(report), "total": plain(report.total), "complete": report.complete, "ok": report.ok}
+    return {
+        **plain(report),
+        "tables": [{**plain(t), "encrypted": t.encrypted} for t in report.tables],
+        "total": {**plain(report.total), "encrypted": report.total.encrypted},
+        "complete": report.complete,
+        "ok": report.ok,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -205,7 +215,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     keyring = load_keyring()
     with open_from_args(args) as db:
         report = verify(db, keyring=keyring, batch_size=args.batch_size, progress=progress_for(args.quiet))
-    emit({**plain(report), "ok": report.ok}, lambda: format_verify(report), as_json=args.json)
+    data = {**plain(report), "rows": report.rows, "plaintext": report.plaintext, "empty": report.empty, "ok": report.ok}
+    emit(data, lambda: format_verify(report), as_json=args.json)
     return exitcodes.OK if report.ok else exitcodes.FAILED
 
 
@@ -215,15 +226,15 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
     from . import signals
 
     keyring = load_keyring()
-    inner = None
+    check = None
     if args.allow or args.allow_file:
         from serde_kit import Allowlist
-        from serde_kit.tools.rotate import AllowlistCheck
+        from serde_kit.tools.scan import AllowlistCheck
 
         allowlist = Allowlist.from_env() | args.allow
         if args.allow_file:
             allowlist = allowlist | Allowlist.from_file(args.allow_file)
-        inner = AllowlistCheck(allowlist)
+        check = AllowlistCheck(allowlist)
     with open_from_args(args, readonly=not args.apply) as db, signals.sigterm_interrupts():
         report = rotate(
             db,
@@ -233,7 +244,7 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
             upgrade_legacy=args.upgrade_legacy,
             bind=args.bind,
             allow_pickle=args.allow_pickle,
-            inner=inner,
+            check=check,
             batch_size=args.batch_size,
             verify_after=not args.skip_verify,
             progress=progress_for(args.quiet),
@@ -255,7 +266,7 @@ def _cmd_retire(args: argparse.Namespace) -> int:
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
-    from serde_kit.tools.keygen import keyfile_text, keygen
+    from serde_kit.tools.keygen import keygen
 
     kms: KeyWrapper | None = None
     if args.kms_key:
@@ -278,9 +289,9 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
         return exitcodes.OK
     print(f"# new key id: {key_id}" + (" (primary; existing keys kept after it)" if extend else ""))
     print("# environment variable (keep it in your secret store, not in shell history):")
-    print(f"SERDE_KIT_KEYRING={keyring.to_env_value()}")
+    print(shell_assignment("SERDE_KIT_KEYRING", keyring.to_env_value()))
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
-    print(keyfile_text(keyring), end="")
+    print(keyring.to_file_text(), end="")
     return exitcodes.OK
 
 
@@ -288,7 +299,7 @@ def _keygen_wrapped(args: argparse.Namespace, kms: KeyWrapper, extend: Keyring |
     """``keygen --kms-key``: entries wrapped by the KMS key; no data key is ever shown or written in the clear."""
     from serde_kit.tools.keygen import keygen, keygen_wrapped
 
-    load = f"load it with SERDE_KIT_KMS_KEY={args.kms_key} (or load_keyring(kms=AwsKms(...)))"
+    load = f"load it with {shell_assignment('SERDE_KIT_KMS_KEY', args.kms_key)} (or load_keyring(kms=AwsKms(...)))"
     if path is not None:
         key_id, keyring = keygen(args.id, extend=extend)
         keyring.to_file(path, kms=kms)
@@ -300,7 +311,7 @@ def _keygen_wrapped(args: argparse.Namespace, kms: KeyWrapper, extend: Keyring |
           + (" (primary; existing keys kept after it, wrapped too)" if extend else ""))  # fmt: skip
     print(f"# no key is shown in the clear; {load}")
     print("# environment variable (keep it in your secret store):")
-    print(f"SERDE_KIT_KEYRING={','.join(entries)}")
+    print(shell_assignment("SERDE_KIT_KEYRING", ",".join(entries)))
     print("# or as a key file (chmod 600), named by SERDE_KIT_KEYRING_FILE:")
     for entry in entries:
         print(entry)

@@ -3,7 +3,11 @@
 Text views show data taken from the database (thread ids, channel and type
 names, tags), so every piece of it goes through :func:`escape`: a control
 character is shown as ``\\x1b`` and never reaches the terminal, and a newline
-inside a value cannot start a line of its own.
+inside a value cannot start a line of its own.  A lone surrogate (JSON can
+hold ``"\\ud800"``, which no UTF-8 stream can write) is shown as ``\\ud800``
+in text and as that same JSON escape in ``--json``; whatever else the output
+stream cannot encode is backslash-escaped by :func:`emit`, so no stored value
+can end a command in a ``UnicodeEncodeError``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-__all__ = ["emit", "escape", "escape_text", "json_text", "plain", "progress_for", "table"]
+__all__ = ["emit", "encodable", "escape", "escape_text", "json_text", "plain", "progress_for", "table"]
 
 
 def _escape_char(c: str) -> str:
@@ -28,7 +32,8 @@ def _escape_char(c: str) -> str:
 
 
 def _unsafe(c: str) -> bool:
-    return unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
+    # Cs: lone surrogates, which no UTF-8 stream can encode.
+    return unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")
 
 
 def escape(value: Any) -> str:
@@ -75,22 +80,42 @@ def plain(value: Any) -> Any:
     return value
 
 
-def json_text(data: Any) -> str:
-    """``data`` (dataclasses included, via ``dataclasses.asdict``) as indented JSON.
+def json_text(data: Any, *, ascii_only: bool = False) -> str:
+    """``data`` (dataclasses included, via :func:`plain`) as indented JSON.
 
-    json escapes C0 controls itself; C1 and format characters are escaped here too.
+    json escapes C0 controls itself; C1 and format characters and lone
+    surrogates are escaped here too (``\\u....``), so the text is valid JSON
+    that any UTF-8 stream can write; ``ascii_only`` escapes everything else too.
     """
-    text = json.dumps(plain(data), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    text = json.dumps(plain(data), indent=2, sort_keys=True, ensure_ascii=ascii_only, default=str)
     if text.isprintable():
         return text
     return "".join(f"\\u{ord(c):04x}" if c != "\n" and _unsafe(c) else c for c in text)
+
+
+def encodable(text: str, stream: Any) -> str:
+    """``text`` with every character ``stream``'s encoding cannot write backslash-escaped."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text.encode("ascii", "backslashreplace").decode("ascii")
+    return text
 
 
 def emit(data: Any, text: Callable[[], str], *, as_json: bool, file: Any = None) -> None:
     """Print ``data`` as JSON, or ``text()`` escaped; a closed pipe (``| head``) ends quietly."""
     out = file or sys.stdout
     try:
-        out.write((json_text(data) if as_json else escape_text(text())) + "\n")
+        if as_json:
+            body = json_text(data)
+            if encodable(body, out) != body:  # a stream that is not UTF-8: JSON's own escapes
+                body = json_text(data, ascii_only=True)
+        else:
+            body = encodable(escape_text(text()), out)
+        out.write(body + "\n")
         out.flush()
     except BrokenPipeError:
         # The reader left; keep the interpreter's final flush from raising again.
@@ -98,9 +123,15 @@ def emit(data: Any, text: Callable[[], str], *, as_json: bool, file: Any = None)
 
 
 def progress_for(quiet: bool) -> Any:
-    """A tqdm factory on stderr, or None when quiet or stderr is not a terminal."""
+    """A tqdm factory on stderr, or None when quiet, stderr is not a terminal or tqdm is missing.
+
+    tqdm comes with the ``[cli]`` extra; without it the commands run the same, without a bar.
+    """
     if quiet or not sys.stderr.isatty():
         return None
-    from tqdm import tqdm
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
 
     return partial(tqdm, file=sys.stderr, unit="row", mininterval=0.5, leave=False)

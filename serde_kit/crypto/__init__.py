@@ -1,22 +1,19 @@
 """Encryption for serde_kit: AES-256-GCM with key ids, a keyring, row binding, KMS-wrapped keys,
 and LangGraph's EAX read path."""
 
-from .binding import RowIdentity as RowIdentity
-from .binding import row_scope as row_scope
-from .blob import CIPHER_NAME as CIPHER_NAME
-from .blob import LEGACY_CIPHER_NAME as LEGACY_CIPHER_NAME
-from .blob import blob_binding as blob_binding
-from .blob import blob_key_id as blob_key_id
+from .binding import RowIdentity as RowIdentity, row_scope as row_scope
+from .blob import (
+    CIPHER_NAME as CIPHER_NAME,
+    LEGACY_CIPHER_NAME as LEGACY_CIPHER_NAME,
+    blob_binding as blob_binding,
+    blob_key_id as blob_key_id,
+)
 from .encrypted import EncryptedSerializer as EncryptedSerializer
-from .keyring import LEGACY_KEY_ID as LEGACY_KEY_ID
-from .keyring import Keyring as Keyring
-from .keyring import load_keyring as load_keyring
+from .keyring import LEGACY_KEY_ID as LEGACY_KEY_ID, Keyring as Keyring, load_keyring as load_keyring
 from .kms import AwsKms as AwsKms
-from .kms import KeyWrapper as KeyWrapper
-from .rows import RowInfo as RowInfo
-from .rows import RowKind as RowKind
-from .rows import classify_row as classify_row
+from .rows import RowInfo as RowInfo, RowKind as RowKind, classify_row as classify_row
 from .secret import SecretBytes as SecretBytes
+from .wrapping import KeyWrapper as KeyWrapper
 
 __all__ = [
     "CIPHER_NAME",

@@ -24,7 +24,8 @@ decryptor raises when authentication fails.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from serde_kit.errors import ConfigError, DecryptionError
 
@@ -33,7 +34,7 @@ from .blob import NONCE_SIZE, TAG_SIZE
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-__all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "make_backend"]
+__all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "auth_failed", "make_backend"]
 
 Buffer = bytes | bytearray | memoryview
 #: ``encrypt(nonce, plaintext, aad) -> ciphertext || tag``
@@ -46,6 +47,14 @@ Decryptor = Callable[[Buffer, Buffer, bytes], bytes]
 
 class _NeverRaised(Exception):
     """The ``auth_error`` of backends whose decryptors raise DecryptionError themselves."""
+
+
+def auth_failed(key_id: str) -> str:
+    """DecryptionError's message: which key id failed (ids are public), and nothing about why."""
+    return (
+        f"authentication failed under key id {key_id!r}: the keyring's key for that id is not the one "
+        "the row was sealed with, or the row was altered or relabelled"
+    )
 
 
 def _nonce() -> bytes:
@@ -125,7 +134,7 @@ class CryptographyBackend(Backend):
         try:
             return cipher.decrypt(nonce, body, aad)
         except self._invalid_tag:
-            raise DecryptionError("authentication failed") from None
+            raise DecryptionError(auth_failed(key_id)) from None
 
     def encryptor(self, key_id: str) -> Encryptor:
         return self._cipher(key_id).encrypt
@@ -178,7 +187,7 @@ class PycryptodomeBackend(Backend):
         try:
             return cast(bytes, cipher.decrypt_and_verify(body[:split], body[split:]))
         except ValueError:
-            raise DecryptionError("authentication failed") from None
+            raise DecryptionError(auth_failed(key_id)) from None
 
 
 BACKENDS: dict[str, type[Backend]] = {

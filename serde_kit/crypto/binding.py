@@ -38,10 +38,14 @@ class BindingScope:
     ``list`` across threads or namespaces): a bound blob is then accepted for any
     value of that part, and its authenticated identity is appended to ``seen`` so
     the caller can check it against the row it was returned for.
-    ``require_bound`` refuses unbound (older) rows.
+    ``require_bound`` refuses unbound (older) rows.  ``record=True`` makes the
+    serializer record every value it decodes in the scope in ``decoded``, so the
+    caller can tell a value that came out of an authenticated blob from one the
+    saver read from plaintext storage (an equal value is not enough: only the
+    same object is).
     """
 
-    __slots__ = ("checkpoint_ns", "require_bound", "seen", "thread_id")
+    __slots__ = ("checkpoint_ns", "decoded", "require_bound", "seen", "thread_id")
 
     def __init__(
         self,
@@ -49,12 +53,15 @@ class BindingScope:
         checkpoint_ns: str | None,
         *,
         require_bound: bool = False,
+        record: bool = False,
     ) -> None:
         self.thread_id = thread_id
         self.checkpoint_ns = checkpoint_ns
         self.require_bound = require_bound
         partial = thread_id is None or checkpoint_ns is None
         self.seen: list[RowIdentity] | None = [] if partial else None
+        #: id -> value of what the serializer decoded (the value kept, so its id stays its own)
+        self.decoded: dict[int, object] | None = {} if record else None
 
     @property
     def identity(self) -> RowIdentity | None:

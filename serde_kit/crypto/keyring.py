@@ -33,19 +33,20 @@ import binascii
 import datetime as _dt
 import os
 import secrets
+import shlex
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from serde_kit.errors import KeyringError, SerdeError, UnknownKeyError
+from serde_kit.errors import KeyringError, UnknownKeyError
 
 from .blob import check_key_id
-from .secret import SecretBytes, detached
+from .secret import SecretBytes, scrubbed
 
 if TYPE_CHECKING:
-    from .kms import KeyWrapper
+    from .wrapping import KeyWrapper
 
 __all__ = [
     "ENV_VAR",
@@ -55,6 +56,7 @@ __all__ = [
     "LEGACY_ENV_VAR",
     "LEGACY_KEY_ID",
     "Keyring",
+    "keyring_configured",
     "load_keyring",
 ]
 
@@ -126,8 +128,8 @@ class Keyring:
         try:
             self._init(keys, primary, legacy_key)
             return
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del keys, legacy_key  # key material: not in the frame the error is raised from
         raise err
 
@@ -182,8 +184,8 @@ class Keyring:
         """
         try:
             return cls._from_env(var, environ, legacy_var, kms)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del environ
         raise err
 
@@ -214,14 +216,15 @@ class Keyring:
         Entries ``id:kms:<base64 wrapped key>`` are unwrapped once, here, by
         ``kms``.  Refuses (:class:`~serde_kit.errors.KeyringError`) a missing file,
         one that group or others may read or write (``chmod 600``), one owned by
-        another user than the effective one or root, and one in a directory (or
-        under one) that group or others may write without the sticky bit, as
-        ssh's StrictModes does.
+        another user than the effective one or root, and one whose path as given
+        passes through a directory group or others may write (without the sticky
+        bit) or another user's directory or symlink: every component is checked
+        with ``lstat``, links followed where they point, as ssh's StrictModes does.
         """
         try:
             return cls._from_file(path, kms)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         raise err
 
     @classmethod
@@ -298,8 +301,8 @@ class Keyring:
         new: SecretBytes | None = None
         try:
             new = _check_key(key_id, key, "")
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         else:
             if key_id not in self._keys or self._keys[key_id] == new:
                 keys = {**self._keys, key_id: new}
@@ -334,8 +337,8 @@ class Keyring:
         """A copy holding ``legacy_key`` (LangGraph's ``LANGGRAPH_AES_KEY`` bytes), or none."""
         try:
             return Keyring(self._keys, primary=self._primary, legacy_key=legacy_key)
-        except SerdeError as e:
-            err = detached(e)
+        except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+            err = scrubbed(e)
         del legacy_key
         raise err
 
@@ -351,6 +354,24 @@ class Keyring:
             for k in self._ordered_ids()
         )
 
+    def to_file_text(self, *, kms: KeyWrapper | None = None) -> str:
+        """The key-file form :meth:`to_file` writes, primary first. Contains secrets unless ``kms`` wraps them.
+
+        With ``kms`` every key is wrapped (``id:kms:<base64 wrapped key>``).  The
+        legacy key is not included (it lives in ``LANGGRAPH_AES_KEY``).
+        """
+        lines = ["# serde_kit keyring: first entry is the primary. Keep this file chmod 600."]
+        if kms is None:
+            lines += [
+                f"{k}:{base64.b64encode(self._keys[k].reveal()).decode('ascii')}"
+                for k in self._ordered_ids()
+            ]
+        else:
+            from .wrapping import wrapped_entry
+
+            lines += [wrapped_entry(k, self._keys[k].reveal(), kms) for k in self._ordered_ids()]
+        return "\n".join(lines) + "\n"
+
     def to_file(self, path: str | os.PathLike[str], *, kms: KeyWrapper | None = None) -> None:
         """Write the key-file form to ``path`` with mode 0600, atomically.
 
@@ -359,17 +380,7 @@ class Keyring:
         lives in ``LANGGRAPH_AES_KEY``).
         """
         p = Path(path)
-        lines = ["# serde_kit keyring: first entry is the primary. Keep this file chmod 600."]
-        if kms is None:
-            lines += [
-                f"{k}:{base64.b64encode(self._keys[k].reveal()).decode('ascii')}"
-                for k in self._ordered_ids()
-            ]
-        else:
-            from .kms import wrapped_entry
-
-            lines += [wrapped_entry(k, self._keys[k].reveal(), kms) for k in self._ordered_ids()]
-        data = ("\n".join(lines) + "\n").encode("ascii")
+        data = self.to_file_text(kms=kms).encode("ascii")
         # mkstemp creates the file 0600, so the key never sits in a wider-mode file.
         try:
             fd, tmp = tempfile.mkstemp(prefix=".keyring-", dir=p.parent)
@@ -427,40 +438,113 @@ def _entries(text: str) -> Iterable[str]:
                 yield part
 
 
+#: Symlinks followed while checking a key file's path (the kernel's own limit is 40).
+MAX_SYMLINKS = 40
+
+
 def _check_file_access(p: Path, st: os.stat_result) -> None:
-    """StrictModes for a key file: owner, mode, and every directory above it."""
+    """StrictModes for a key file: owner, mode, and every component of its path.
+
+    The file we opened is ``st``.  Its path is then walked as given, one
+    component at a time with ``lstat`` (as the kernel resolves it): every
+    directory passed through, every symlink followed (and the directories its
+    target passes through) must be owned by this user or root, and every
+    directory must be closed to writes by group and others unless sticky.
+    Whoever can write one of them could re-point the path at another file.
+    """
     euid = os.geteuid()
     if st.st_uid not in (euid, 0):
         raise KeyringError(
             f"key file {str(p)!r} is owned by uid {st.st_uid}, not by this process's user "
-            f"(uid {euid}) or root; run: chown {euid} {p}"
+            f"(uid {euid}) or root; run: chown {euid} {shlex.quote(str(p))}"
         )
     if st.st_mode & 0o077:
         raise KeyringError(
             f"key file {str(p)!r} is readable or writable by group/others "
-            f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {p}"
+            f"(mode {st.st_mode & 0o777:o}); run: chmod 600 {shlex.quote(str(p))}"
         )
-    # Whoever can write a directory on the way can swap the file (or the directory).
-    d = Path(os.path.realpath(p)).parent
-    while True:
-        try:
-            dst = os.stat(d)
-        except OSError as e:
-            raise KeyringError(f"cannot check directory {str(d)!r} of the key file: {e.strerror}") from None
-        if dst.st_uid not in (euid, 0):
-            raise KeyringError(
-                f"directory {str(d)!r} above key file {str(p)!r} is owned by uid {dst.st_uid}, "
-                f"not by this process's user (uid {euid}) or root; move the key file to a "
-                "directory you own"
-            )
-        if dst.st_mode & 0o022 and not dst.st_mode & stat.S_ISVTX:
-            raise KeyringError(
-                f"directory {str(d)!r} above key file {str(p)!r} is writable by group/others "
-                f"(mode {dst.st_mode & 0o777:o}), who could replace the file; run: chmod go-w {d}"
-            )
-        if d.parent == d:
-            return
-        d = d.parent
+    final = _walk_path(p, euid)
+    if (final.st_dev, final.st_ino) != (st.st_dev, st.st_ino):
+        raise KeyringError(
+            f"key file {str(p)!r} changed while it was read (its path now names another file); "
+            "check who can write the directories on its path, then retry"
+        )
+
+
+def _check_directory(d: str, dst: os.stat_result, p: Path, euid: int) -> None:
+    if dst.st_uid not in (euid, 0):
+        raise KeyringError(
+            f"directory {d!r} on the path of key file {str(p)!r} is owned by uid {dst.st_uid}, "
+            f"not by this process's user (uid {euid}) or root; move the key file to a "
+            "directory you own"
+        )
+    if dst.st_mode & 0o022 and not dst.st_mode & stat.S_ISVTX:
+        raise KeyringError(
+            f"directory {d!r} on the path of key file {str(p)!r} is writable by group/others "
+            f"(mode {dst.st_mode & 0o777:o}), who could replace the file or a link to it; "
+            f"run: chmod go-w {shlex.quote(d)}, or set {FILE_ENV_VAR} to a path that does not pass through it"
+        )
+
+
+def _lstat(path: str, p: Path) -> os.stat_result:
+    try:
+        return os.lstat(path)
+    except OSError as e:
+        raise KeyringError(f"cannot check {path!r} on the path of key file {str(p)!r}: {e.strerror}") from None
+
+
+def _walk_path(p: Path, euid: int) -> os.stat_result:
+    """Resolve ``p`` component by component as the kernel does, checking each; the file's lstat."""
+    text = os.fspath(p)
+    pending = text.split("/")
+    current = "/" if text.startswith("/") else os.getcwd()
+    for d in _ancestors(current):  # the directories the relative path starts from
+        _check_directory(d, _lstat(d, p), p, euid)
+    links = 0
+    last: os.stat_result | None = None
+    while pending:
+        name = pending.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = os.path.dirname(current) or "/"  # current is resolved: its parent is real
+            last = None
+            continue
+        path = os.path.join(current, name)
+        lst = _lstat(path, p)
+        if stat.S_ISLNK(lst.st_mode):
+            links += 1
+            if links > MAX_SYMLINKS:
+                raise KeyringError(f"key file {str(p)!r}: more than {MAX_SYMLINKS} symlinks on its path")
+            if lst.st_uid not in (euid, 0):
+                raise KeyringError(
+                    f"symlink {path!r} on the path of key file {str(p)!r} is owned by uid {lst.st_uid}, "
+                    f"not by this process's user (uid {euid}) or root, who could re-point it; "
+                    f"set {FILE_ENV_VAR} to the real file's path"
+                )
+            target = os.readlink(path)
+            if target.startswith("/"):
+                current = "/"
+                _check_directory("/", _lstat("/", p), p, euid)
+            pending = target.split("/") + pending
+            continue
+        if pending and any(part not in ("", ".") for part in pending):
+            if not stat.S_ISDIR(lst.st_mode):
+                raise KeyringError(f"{path!r} on the path of key file {str(p)!r} is not a directory")
+            _check_directory(path, lst, p, euid)
+        current = path
+        last = lst
+    if last is None:
+        last = _lstat(current, p)
+    return last
+
+
+def _ancestors(directory: str) -> list[str]:
+    """``directory`` (absolute, resolved) and every directory above it, root first."""
+    out = [directory]
+    while out[-1] != "/":
+        out.append(os.path.dirname(out[-1]) or "/")
+    return out[::-1]
 
 
 def _unwrap(key_id: str, rest: str, n: int, source: str, kms: KeyWrapper | None) -> bytes:
@@ -534,6 +618,17 @@ def _legacy_from_env(env: Mapping[str, str], var: str | None) -> SecretBytes | N
     return _check_legacy_key(text.encode("utf-8"))
 
 
+def keyring_configured(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the environment configures a keyring: the one rule :func:`load_keyring`, the tools and the CLI share.
+
+    True when ``SERDE_KIT_KEYRING`` or ``SERDE_KIT_KEYRING_FILE`` is set, even to
+    an empty or broken value (:func:`load_keyring` then says what is wrong).
+    ``LANGGRAPH_AES_KEY`` alone configures only the legacy key, not a keyring.
+    """
+    env = os.environ if environ is None else environ
+    return ENV_VAR in env or FILE_ENV_VAR in env
+
+
 def load_keyring(
     *,
     environ: Mapping[str, str] | None = None,
@@ -557,8 +652,8 @@ def load_keyring(
     """
     try:
         keyring = _load_keyring(environ, kms)
-    except SerdeError as e:
-        err = detached(e)
+    except BaseException as e:  # any type, not only ours (a KMS plug-in raises its own)
+        err = scrubbed(e)
     else:
         if remove_from_environ:
             env = os.environ if environ is None else environ
@@ -571,23 +666,24 @@ def load_keyring(
 
 def _load_keyring(environ: Mapping[str, str] | None, kms: KeyWrapper | None) -> Keyring:
     env = os.environ if environ is None else environ
-    if kms is None and env.get(KMS_ENV_VAR):
-        from .kms import AwsKms
-
-        kms = AwsKms(env[KMS_ENV_VAR])
-    inline, path = env.get(ENV_VAR), env.get(FILE_ENV_VAR)
-    if inline is not None and path is not None:
+    if not keyring_configured(env):
+        raise KeyringError(
+            f"no keyring configured: set {ENV_VAR}='id:<base64 key>' or {FILE_ENV_VAR}=<path "
+            f"to a chmod 600 key file>; run `serde-kit keygen` to create a key"
+        )
+    if ENV_VAR in env and FILE_ENV_VAR in env:
         raise KeyringError(
             f"both {ENV_VAR} and {FILE_ENV_VAR} are set; set only one of them"
         )
-    if inline is not None:
+    if kms is None and env.get(KMS_ENV_VAR):
+        # The one place the keyring reaches a KMS integration: a plug-in edge, imported when asked for.
+        from .kms import AwsKms
+
+        kms = AwsKms(env[KMS_ENV_VAR])
+    if ENV_VAR in env:
         return Keyring.from_env(ENV_VAR, environ=env, kms=kms)
-    if path is not None:
-        if not path.strip():
-            raise KeyringError(f"{FILE_ENV_VAR} is set but empty: give the key file's path")
-        kr = Keyring.from_file(path, kms=kms)
-        return kr.with_legacy_key(_legacy_from_env(env, LEGACY_ENV_VAR))
-    raise KeyringError(
-        f"no keyring configured: set {ENV_VAR}='id:<base64 key>' or {FILE_ENV_VAR}=<path "
-        f"to a chmod 600 key file>; run `serde-kit keygen` to create a key"
-    )
+    path = env[FILE_ENV_VAR]
+    if not path.strip():
+        raise KeyringError(f"{FILE_ENV_VAR} is set but empty: give the key file's path")
+    kr = Keyring.from_file(path, kms=kms)
+    return kr.with_legacy_key(_legacy_from_env(env, LEGACY_ENV_VAR))

@@ -1,4 +1,4 @@
-"""KMS-wrapped keyrings (envelope encryption): data keys stored wrapped by a KMS key.
+"""AWS KMS for KMS-wrapped keyrings (envelope encryption): a leaf module, imported by nothing but the door.
 
 A key-file (or ``SERDE_KIT_KEYRING``) entry ``id:kms:<base64 wrapped key>``
 holds a 32-byte data key encrypted by a key-encryption key that never leaves
@@ -7,53 +7,27 @@ and :func:`~serde_kit.crypto.load_keyring` unwrap each entry once, at load;
 rows are then sealed and opened with the data keys in memory, never with a KMS
 call per row.
 
-Any KMS plugs in through :class:`KeyWrapper` (two methods).  :class:`AwsKms`
-is the AWS implementation (``pip install 'serde-kit[kms]'``); it binds the
+Any KMS plugs in through :class:`~serde_kit.crypto.wrapping.KeyWrapper` (two
+methods).  :class:`AwsKms` is the AWS implementation (``pip install 'serde-kit[kms]'``); it binds the
 serde_kit key id into the KMS encryption context, so a wrapped entry moved to
 another id does not unwrap.
 """
 
 from __future__ import annotations
 
-import base64
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from serde_kit.errors import ConfigError, KeyringError
 
-__all__ = ["CONTEXT_KEY", "AwsKms", "KeyWrapper", "generate_wrapped_entry", "wrapped_entry"]
+from .wrapping import (
+    KeyWrapper as KeyWrapper,  # where it was first defined
+    wrapped_entry as wrapped_entry,
+)
+
+__all__ = ["CONTEXT_KEY", "AwsKms", "KeyWrapper", "wrapped_entry"]
 
 #: The encryption-context entry naming the serde_kit key id a data key belongs to.
 CONTEXT_KEY = "serde_kit_key_id"
-
-
-@runtime_checkable
-class KeyWrapper(Protocol):
-    """Wraps and unwraps data keys with a key held by a KMS.
-
-    ``unwrap`` raises :class:`~serde_kit.errors.KeyringError` (one line, saying
-    what to check) when the KMS refuses; ``key_id`` is the serde_kit key id the
-    data key belongs to, to bind into the KMS call where the KMS allows.
-    """
-
-    def wrap(self, key: bytes, *, key_id: str) -> bytes: ...
-
-    def unwrap(self, wrapped: bytes, *, key_id: str) -> bytes: ...
-
-
-def wrapped_entry(key_id: str, key: bytes, kms: KeyWrapper) -> str:
-    """The keyring entry ``id:kms:<base64 wrapped key>`` for ``key``, wrapped by ``kms``."""
-    return f"{key_id}:kms:{base64.b64encode(kms.wrap(key, key_id=key_id)).decode('ascii')}"
-
-
-def generate_wrapped_entry(kms: KeyWrapper, key_id: str | None = None) -> str:
-    """A new random data key, returned only wrapped, as a keyring entry (for ``keygen --kms-key``).
-
-    The id defaults as in :meth:`Keyring.generate <serde_kit.crypto.Keyring.generate>`.
-    """
-    from .keyring import Keyring
-
-    keyring = Keyring.generate(key_id)
-    return wrapped_entry(keyring.primary_id, keyring.key(keyring.primary_id), kms)
 
 
 class AwsKms:

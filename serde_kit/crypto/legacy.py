@@ -13,6 +13,9 @@ from typing import Any, cast
 
 from serde_kit.errors import ConfigError, DecryptionError, MalformedDataError
 
+from .aesgcm import auth_failed
+from .keyring import LEGACY_KEY_ID
+
 __all__ = ["LEGACY_NONCE_SIZE", "LEGACY_TAG_SIZE", "decrypt_legacy"]
 
 LEGACY_NONCE_SIZE = 16
@@ -53,4 +56,4 @@ def decrypt_legacy(blob: bytes | bytearray | memoryview, key: bytes) -> bytes:
     try:
         return cast(bytes, cipher.decrypt_and_verify(view[head:], view[LEGACY_NONCE_SIZE:head]))
     except ValueError:
-        raise DecryptionError("authentication failed") from None
+        raise DecryptionError(auth_failed(LEGACY_KEY_ID)) from None

@@ -6,7 +6,7 @@ inspect, audit)::
     blob NULL, tag NULL or "empty"        EMPTY      no serde output (PostgresSaver's "empty" channel)
     tag not text, or blob not bytes       STRAY      not written by a saver (a TEXT/INTEGER blob, a BLOB tag)
     "msgpack"                             PLAINTEXT  not encrypted
-    "msgpack+aesgcm" + valid v1 header    AESGCM     serde_kit; ``key_id`` from the header
+    "msgpack+aesgcm" + valid v1/v2 header AESGCM     serde_kit; ``key_id`` from the header, ``bound`` for v2
     "msgpack+aes"                         LEGACY     LangGraph's EncryptedSerializer (AES-EAX)
     anything else with a "+"              UNKNOWN    other cipher, several '+', or a bad header
 
@@ -45,12 +45,18 @@ class RowKind(str, Enum):
 
 
 class RowInfo(NamedTuple):
-    """A row's kind, its inner type tag, the key id its header names, and what is wrong."""
+    """A row's kind, its inner type tag, the key id its header names, and what is wrong.
+
+    ``bound`` is True for an AESGCM row whose (v2) header names the row identity
+    it was sealed for (:mod:`~serde_kit.crypto.binding`); read from the header
+    alone, so a forged one is only found by decrypting.
+    """
 
     kind: RowKind
     inner_tag: str | None
     key_id: str | None
     problem: str | None = None
+    bound: bool = False
 
 
 def _show(value: Any) -> str:
@@ -109,7 +115,7 @@ def _classify(tag: Any, blob: Any, parse: bool) -> tuple[RowInfo, ParsedBlob | N
         parsed = parse_blob(blob)
     except MalformedDataError as e:
         return RowInfo(RowKind.UNKNOWN, inner, None, str(e)), None
-    info = RowInfo(RowKind.AESGCM, inner, parsed.key_id)
+    info = RowInfo(RowKind.AESGCM, inner, parsed.key_id, None, parsed.binding is not None)
     if parsed.binding is None and len(_SEEN_V1) < _SEEN_MAX:
         _SEEN_V1[(inner, parsed.header)] = (info, parsed.header)
     return info, parsed

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, cast
 
+from .. import budget
 from ..limits import Limits
 
 __all__ = ["check_partial_json", "fast_builder", "guard"]
@@ -40,14 +41,21 @@ def check_partial_json(fields: Any, limits: Limits) -> None:
         return
     for chunk in chunks:
         args = chunk.get("args") if type(chunk) is dict else None
-        if type(args) is not str or len(args) <= limits.max_partial_json:
+        if type(args) is not str:
+            continue
+        # Only incomplete JSON is re-parsed, in time quadratic in its length: a free
+        # step for short arguments, charged to the row's meter beyond that.
+        work = budget.partial_json_units(len(args))
+        if len(args) <= limits.max_partial_json and work <= budget.FREE_UNITS:
             continue
         try:
             json.loads(args)
         except (ValueError, RecursionError):
-            raise limits.refuse(
-                "max_partial_json", "length of a streamed tool-call argument that is not complete JSON", len(args)
-            ) from None
+            if len(args) > limits.max_partial_json:
+                raise limits.refuse(
+                    "max_partial_json", "length of a streamed tool-call argument that is not complete JSON", len(args)
+                ) from None
+            budget.charge(work, "re-parsing streamed tool-call arguments that are not complete JSON")
 
 
 # --- rebuilding curated messages from their stored fields ---------------------

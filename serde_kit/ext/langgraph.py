@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from ormsgpack import Ext
 
 from . import codes
-from .stdlib import EncodeFn, RebuildFn, expect
+from .codes import EncodeFn, RebuildFn, expect
 
 
 class DeltaSnapshot(NamedTuple):

@@ -24,7 +24,7 @@ from ..allowlist import NUMPY_SCALARS
 from ..errors import EncodeError
 from ..limits import DEFAULT_LIMITS, Limits
 from . import codes
-from .stdlib import EncodeFn, RebuildFn
+from .codes import EncodeFn, RebuildFn
 
 
 def dtype_spec(dtype: Any) -> str | dict[str, Any]:

@@ -21,12 +21,15 @@ from __future__ import annotations
 import inspect
 import sys
 import typing
+import warnings
 from typing import Any, cast
 
 from ormsgpack import Ext
 
+from .._text import shown
+from ..errors import RebuildError, SerdeWarning
 from . import codes, langchain
-from .stdlib import EncodeFn, RebuildFn, expect
+from .codes import EncodeFn, RebuildFn, expect
 from .user import importable_key
 
 
@@ -207,6 +210,14 @@ def resolve(cls: type) -> EncodeFn | None:
     return None
 
 
+def is_generic_model(cls: Any) -> bool:
+    """Whether ``cls`` is an unparametrised generic pydantic v2 model (``Box`` of ``Box[T]``)."""
+    if not is_v2_model(cls):
+        return False
+    meta = cls.__dict__.get("__pydantic_generic_metadata__")
+    return isinstance(meta, dict) and meta.get("origin") is None and bool(meta.get("parameters"))
+
+
 def is_v2_model(cls: Any) -> bool:
     v2 = sys.modules.get("pydantic")
     return v2 is not None and isinstance(cls, type) and issubclass(cls, v2.BaseModel)
@@ -240,10 +251,14 @@ def v2_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
     validation_error = sys.modules["pydantic"].ValidationError
     plan = inline_plan(cls)
 
+    warned: Warned = set()
+
     def unvalidated(env: list[Any], fields: dict[str, Any], error: Exception) -> Any:
+        if mode == "always":
+            raise refusal(cls, error) from None
         if plan and len(env) > 3 and env[3] == INLINED_METHOD:
-            fields = _fold(fields, plan, validation_error)
-        return _construct_unvalidated(cls, fields, error)
+            fields = _fold(fields, plan, validation_error, warned)
+        return _construct_unvalidated(cls, fields, error, warned)
 
     def validate(fields: dict[str, Any]) -> Any:
         # What model_validate does, one frame shorter (read per call: a model whose
@@ -290,25 +305,25 @@ def v2_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
     return rebuild
 
 
-def _fold(fields: dict[str, Any], plan: InlinePlan, validation_error: type[Exception]) -> dict[str, Any]:
+def _fold(fields: dict[str, Any], plan: InlinePlan, validation_error: type[Exception], warned: Warned) -> dict[str, Any]:
     """``fields`` of a model that does not validate, with its inlined nested models
     rebuilt on their own, as they were before they were stored (see :func:`inline_plan`)."""
     out = dict(fields)
     for key, (target, many) in plan.items():
         value = out.get(key)
         if many and type(value) is list:
-            out[key] = [_from_fields(target, item, validation_error) if type(item) is dict else item for item in value]
+            out[key] = [_from_fields(target, item, validation_error, warned) if type(item) is dict else item for item in value]
         elif type(value) is dict:
-            out[key] = _from_fields(target, value, validation_error)
+            out[key] = _from_fields(target, value, validation_error, warned)
     return out
 
 
-def _from_fields(cls: Any, fields: dict[str, Any], validation_error: type[Exception]) -> Any:
+def _from_fields(cls: Any, fields: dict[str, Any], validation_error: type[Exception], warned: Warned) -> Any:
     try:
         return cls.model_validate(fields)
     except validation_error as exc:
         plan = inline_plan(cls)
-        return _construct_unvalidated(cls, _fold(fields, plan, validation_error) if plan else fields, exc)
+        return _construct_unvalidated(cls, _fold(fields, plan, validation_error, warned) if plan else fields, exc, warned)
 
 
 #: Fields langchain-core has since removed, with the default they always held
@@ -333,36 +348,85 @@ def _without_old_defaults(fields: dict[str, Any], removed: dict[str, Any]) -> di
     }
 
 
+def refusal(cls: Any, error: Exception) -> RebuildError:
+    """The error for a stored model whose fields fail validation, under ``validate="always"``."""
+    module, name = getattr(cls, "__module__", "?"), getattr(cls, "__qualname__", "?")
+    return RebuildError(
+        f"stored {shown(module)}.{shown(name)} does not validate ({_first_failure(error)}); "
+        "Serializer(validate='always') refuses such models: fix the stored row, or read it "
+        "with validate='auto', which builds it unvalidated with a warning",
+        module=module,
+        name=name,
+    )
+
+
+def _first_failure(error: Exception) -> str:
+    try:
+        first = error.errors()[0]  # type: ignore[attr-defined]  # pydantic's (v2 and v1) ValidationError
+        where = ".".join(map(str, first.get("loc", ()))) or "the model"
+        return f"field {shown(where, 100)}: {shown(str(first.get('msg', '')), 200)}"
+    except Exception:
+        return shown(str(error), 200)
+
+
+#: Classes a reader reported as built unvalidated (one set per reader: bounded by its
+#: allowed classes).
+Warned = set[Any]
+
+
+def _report_unvalidated(cls: Any, error: Exception, warned: Warned) -> None:
+    """Say, once per class and reader, that a stored model was built without validation.
+
+    The one place a LangGraph serde event for it would be emitted (none exists yet)."""
+    if cls in warned:
+        return
+    warned.add(cls)
+    warnings.warn(
+        f"stored {shown(cls.__module__)}.{shown(cls.__qualname__)} does not validate "
+        f"({_first_failure(error)}); it was built unvalidated with model_construct, as the "
+        "stock reader builds it. Serializer(validate='always') refuses such rows instead",
+        SerdeWarning,
+        stacklevel=3,
+    )
+
+
 def is_model(cls: Any) -> bool:
     """Whether ``cls`` is a pydantic (v2 or v1) model class."""
     v1 = sys.modules.get("pydantic.v1")
     return is_v2_model(cls) or (v1 is not None and isinstance(cls, type) and issubclass(cls, v1.BaseModel))
 
 
-def construct_unvalidated(cls: Any, fields: dict[str, Any], error: Exception) -> Any:
-    """:func:`_construct_unvalidated` for v2 models, ``construct`` for pydantic.v1 ones."""
+def construct_unvalidated(cls: Any, fields: dict[str, Any], error: Exception, mode: str, warned: Warned) -> Any:
+    """:func:`_construct_unvalidated` for v2 models, ``construct`` for pydantic.v1 ones;
+    under ``mode="always"`` the refusal instead."""
+    if mode == "always":
+        raise refusal(cls, error) from None
     if is_v2_model(cls):
-        return _construct_unvalidated(cls, fields, error)
-    if not all(isinstance(key, str) for key in fields) or not fields.keys() <= cls.__fields__.keys():
+        return _construct_unvalidated(cls, fields, error, warned)
+    if not all(isinstance(key, str) and key[:1] != "_" for key in fields) or not fields.keys() <= cls.__fields__.keys():
         raise error
+    _report_unvalidated(cls, error, warned)
     return cls.construct(**fields)
 
 
-def _construct_unvalidated(cls: Any, fields: dict[str, Any], error: Exception) -> Any:
+def _construct_unvalidated(cls: Any, fields: dict[str, Any], error: Exception, warned: Warned) -> Any:
     """A model whose stored fields do not validate: it was stored that way (built with
     ``model_construct`` or mutated without ``validate_assignment``), and the stock
     reader builds it with ``model_construct`` too. Only the model's own fields (and
     extra ones when it allows extra) are set; anything else re-raises the error."""
-    if not all(isinstance(key, str) for key in fields):
+    # A stored key never sets a private attribute ("_is_admin" would land in
+    # __pydantic_private__ of a model that allows extra fields).
+    if not all(isinstance(key, str) and key[:1] != "_" for key in fields):
         raise error
     known = cls.model_fields
     allows_extra = (getattr(cls, "model_config", None) or {}).get("extra") == "allow"
     if not allows_extra and not fields.keys() <= known.keys():
         raise error
+    _report_unvalidated(cls, error, warned)
     return cls.model_construct(**fields)
 
 
-def v1_rebuilder(cls: Any) -> RebuildFn:
+def v1_rebuilder(cls: Any, mode: str = "auto") -> RebuildFn:
     """``cls(**fields)``. The stock writer also uses ext 4 for any object with a
     ``.dict()`` method (langgraph's store ``Item``), so this is not limited to pydantic.
     A pydantic.v1 model whose stored fields do not validate is built with
@@ -371,6 +435,7 @@ def v1_rebuilder(cls: Any) -> RebuildFn:
         raise TypeError(f"{cls!r} cannot be called")
     v1 = sys.modules.get("pydantic.v1")
     is_v1 = v1 is not None and isinstance(cls, type) and issubclass(cls, v1.BaseModel)
+    warned: Warned = set()
 
     def rebuild(env: list[Any]) -> Any:
         fields = expect(env[2], dict, "fields")
@@ -379,6 +444,6 @@ def v1_rebuilder(cls: Any) -> RebuildFn:
         try:
             return cls(**fields)
         except cast(Any, v1).ValidationError as exc:  # v1 is the module whenever is_v1
-            return construct_unvalidated(cls, fields, exc)
+            return construct_unvalidated(cls, fields, exc, mode, warned)
 
     return rebuild

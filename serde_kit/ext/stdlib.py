@@ -27,12 +27,11 @@ from typing import Any, cast
 import ormsgpack
 from ormsgpack import Ext
 
+from .. import budget
 from ..errors import EncodeError
 from ..limits import Limits
 from . import codes
-
-EncodeFn = Callable[[Any, Any], Ext]
-RebuildFn = Callable[[list[Any]], Any]
+from .codes import EncodeFn, RebuildFn, expect
 
 ENCODERS: dict[type, EncodeFn] = {}
 REBUILDERS: dict[tuple[int, str, str], RebuildFn] = {}
@@ -137,12 +136,6 @@ ENCODERS.update(
         uuid.UUID: _uuid,
     }
 )
-
-
-def expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
-    if not isinstance(value, kind):
-        raise TypeError(f"{what} must be {getattr(kind, '__name__', kind)}, not {type(value).__name__}")
-    return value
 
 
 def _rebuild_int(env: list[Any]) -> int:
@@ -537,7 +530,7 @@ def _exception_from_repr(env: list[Any]) -> str:
 
 
 #: ext 3 "method" of earlier serde_kit exception rows ``[module, name, repr, method, args]``.
-EXCEPTION_METHOD = "from_args"
+EXCEPTION_METHOD = codes.LEGACY_EXCEPTION_METHOD
 
 for _name in BUILTIN_EXCEPTIONS:
     METHODS[("builtins", _name, EXCEPTION_METHOD)] = _exception_from_repr
@@ -652,7 +645,9 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
     from .._prescan import check_hash_collisions
 
     max_text = limits.max_text_length
-    max_digits = limits.max_number_digits
+    # A Decimal's exponent costs nothing until the value is used; the default context
+    # (and so the stock reader) allows up to Emax: so do we, or more if the limit says.
+    max_exponent = max(limits.max_number_digits, decimal.DefaultContext.Emax, -decimal.DefaultContext.Emin)
 
     def text(value: Any, what: str) -> str:
         if type(value) is not str:
@@ -672,13 +667,17 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         numerator, denominator = _ints(env[2], 2)
         for part in (numerator, denominator):
             limits.check("max_number_digits", "decimal digits of a stored Fraction", int(part.bit_length() * _DIGITS_PER_BIT))
+        # Reducing by gcd is quadratic in the parts' bits: a row may hold many.
+        gcd_work = numerator.bit_length() * denominator.bit_length() // budget.GCD_BITS_SQUARED_PER_UNIT
+        if gcd_work > budget.FREE_UNITS:
+            budget.charge(gcd_work, "reducing stored Fractions")
         return fractions.Fraction(numerator, denominator)
 
     def decimal_(env: list[Any]) -> decimal.Decimal:
         # Its digits are bounded by the text; its exponent is not ("1e999999999").
         source = env[2]
         value = decimal.Decimal(source if type(source) is str and len(source) <= max_text else text(source, "Decimal text"))
-        if value.is_finite() and abs(value.adjusted()) > max_digits:
+        if value.is_finite() and abs(value.adjusted()) > max_exponent:
             raise limits.refuse("max_number_digits", "exponent of a stored Decimal", abs(value.adjusted()))
         return value
 
@@ -691,6 +690,7 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         limits.check("max_regex_classes", "character classes in a stored regex pattern", classes)
         if flags & ~limits.regex_flags:
             raise limits.refuse("regex_flags", "flags of a stored regex pattern", hex(flags))
+        budget.charge(budget.regex_units(source, flags), "compiling stored regex patterns")
         return re.compile(source, flags)
 
     def items(value: Any, what: str) -> list[Any]:

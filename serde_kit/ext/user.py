@@ -13,18 +13,16 @@ from typing import Any, cast
 
 from ormsgpack import Ext
 
-from ..allowlist import generic_origin
-from ..allowlist import origin_name as origin_name  # re-exported: the decoder calls user.origin_name
 from ..errors import EncodeError
 from . import codes
-from .stdlib import EncodeFn, RebuildFn, expect
+from .codes import EncodeFn, RebuildFn, expect
 
 
 def importable_key(cls: type) -> tuple[str, str]:
     """``(module, qualname)`` for ``cls``; EncodeError when it could not be imported back.
 
     A parametrized generic pydantic model keeps its name (``"Box[int]"``, as the
-    stock writer stores it); :func:`parametrized` finds the class again on read.
+    stock writer stores it); the decoder parametrises the class again on read.
     """
     module, qualname = cls.__module__, cls.__qualname__
     if "<locals>" in qualname:
@@ -33,20 +31,6 @@ def importable_key(cls: type) -> tuple[str, str]:
             "when the value is read back; move the class to module level"
         )
     return module, qualname
-
-
-def parametrized(origin: Any, name: str) -> Any:
-    """The class a stored generic model name (``"Box[int]"``) means, given its imported
-    origin class (``Box``): the parametrized class when this process has built it (an
-    application whose schema names ``Box[int]`` has), else the origin, which validates
-    the same fields and compares equal. Nothing is evaluated from the name."""
-    if name == origin_name(name) or not isinstance(origin, type):
-        return origin
-    sub: type
-    for sub in origin.__subclasses__():
-        if sub.__qualname__ == name and generic_origin(sub) is origin:
-            return sub
-    return origin
 
 
 def _enum(cls: type) -> EncodeFn:

@@ -16,7 +16,9 @@ Three findings, none of which ever shows a stored value:
   warned about.
 
 Warnings are what the saver itself always keeps in plaintext; they fail the
-run only in strict mode. Rows still under LangGraph's own ``+aes`` encryption
+run only in strict mode.  Encrypted rows that are not bound to their thread
+(written without ``bind_rows``) are warnings too: the counts show bound and
+unbound rows per table, what an operator checks before ``require_bound=True``. Rows still under LangGraph's own ``+aes`` encryption
 and rows whose encryption header is not recognised are warnings as well.
 """
 
@@ -24,44 +26,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from serde_kit.crypto.rows import RowKind
 from serde_kit.tools.db import Database
+
+from .common import HEADER_READ
+from .tally import RowTally
 
 __all__ = ["AuditReport", "audit_store"]
 
 _EXAMPLES = 5
 
 
-@dataclass
-class TableCounts:
-    """Rows of one table by kind."""
-
-    rows: int = 0
-    encrypted: int = 0
-    legacy: int = 0
-    plaintext: int = 0
-    empty: int = 0
-    unknown: int = 0
-    stray: int = 0
-    plaintext_tags: Counter[str] = field(default_factory=Counter)
-    key_ids: Counter[str] = field(default_factory=Counter)
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain dict for ``--json``."""
-        return {
-            "rows": self.rows,
-            "encrypted": self.encrypted,
-            "legacy_aes": self.legacy,
-            "plaintext": self.plaintext,
-            "empty": self.empty,
-            "unknown": self.unknown,
-            "stray": self.stray,
-            "plaintext_tags": dict(self.plaintext_tags),
-            "key_ids": dict(self.key_ids),
-        }
+#: The per-table counts of an audit (one tally for every tool: :class:`RowTally`).
+TableCounts = RowTally
 
 
 @dataclass
@@ -70,7 +50,7 @@ class AuditReport:
 
     store: str
     kind: str
-    tables: dict[str, TableCounts] = field(default_factory=dict)
+    tables: dict[str, RowTally] = field(default_factory=dict)
     plaintext_examples: list[dict[str, Any]] = field(default_factory=list)
     stray_examples: list[dict[str, Any]] = field(default_factory=list)
     metadata_keys: dict[str, int] = field(default_factory=dict)
@@ -125,7 +105,18 @@ class AuditReport:
                 )
             if t.unknown:
                 out.append(f"{t.unknown} rows in {name} have an unrecognised tag or encryption header")
+            if t.unbound:
+                out.append(
+                    f"{t.unbound} of {t.encrypted} encrypted rows in {name} are not bound to their thread "
+                    "(a database writer can copy them onto another thread): write through "
+                    "bind_rows(saver), then bind the stored ones with `serde-kit rotate --bind --apply`"
+                )
         return out
+
+    @property
+    def unbound_rows(self) -> int:
+        """Encrypted rows not bound to their thread (``require_bound`` would refuse them)."""
+        return sum(t.unbound for t in self.tables.values())
 
     def exit_code(self, *, strict: bool = False) -> int:
         """0 when the audit passes, 1 when it fails (``strict`` also fails on warnings)."""
@@ -137,7 +128,9 @@ class AuditReport:
         """Plain dict for ``--json`` (counts and names only, never values)."""
         return {
             "store": self.store,
-            "tables": {n: t.to_json() for n, t in self.tables.items()},
+            "tables": {n: {**_plain_tally(t), "encrypted": t.encrypted} for n, t in self.tables.items()},
+            "bound_rows": sum(t.bound for t in self.tables.values()),
+            "unbound_rows": sum(t.unbound for t in self.tables.values()),
             "plaintext_rows": self.plaintext_rows,
             "plaintext_examples": self.plaintext_examples,
             "stray_examples": self.stray_examples,
@@ -159,34 +152,16 @@ def audit_store(
     """Audit ``store`` (read-only; header-only classification, nothing is decrypted)."""
     report = AuditReport(store.describe(), store.dialect)
     for t in store.tables:
-        report.tables[t.name] = TableCounts()
-    # The header (version, id length, id of up to 64 bytes) plus nonce and GCM
-    # tag fit in 128 bytes; the rest of a blob is never read.
-    for batch in store.iter_rows(batch_size, head=128):
+        report.tables[t.name] = RowTally(t.name)
+    for batch in store.iter_rows(batch_size, head=HEADER_READ):
         for row in batch:
-            counts = report.tables[row.table]
-            counts.rows += 1
-            info = row.info
-            if info.kind is RowKind.EMPTY:
-                counts.empty += 1
-            elif info.kind is RowKind.AESGCM:
-                counts.encrypted += 1
-                counts.key_ids[str(info.key_id)] += 1
-            elif info.kind is RowKind.LEGACY:
-                counts.legacy += 1
-            elif info.kind is RowKind.STRAY:
-                counts.stray += 1
+            info = report.tables[row.table].count(row, head=HEADER_READ)
+            if info.kind is RowKind.STRAY:
                 if len(report.stray_examples) < _EXAMPLES:
                     report.stray_examples.append({"table": row.table, "pk": list(row.pk), "problem": info.problem})
             elif info.kind is RowKind.PLAINTEXT:
-                counts.plaintext += 1
-                counts.plaintext_tags[str(row.tag)] += 1
                 if len(report.plaintext_examples) < _EXAMPLES:
-                    report.plaintext_examples.append(
-                        {"table": row.table, "pk": list(row.pk), "tag": row.tag}
-                    )
-            else:
-                counts.unknown += 1
+                    report.plaintext_examples.append({"table": row.table, "pk": list(row.pk), "tag": row.tag})
         if progress is not None:
             progress(len(batch))
     _audit_metadata(store, report, batch_size)
@@ -207,3 +182,9 @@ def _audit_metadata(db: Database, report: AuditReport, batch_size: int) -> None:
         if isinstance(data, dict):
             keys.update(str(k) for k in data)
     report.metadata_keys = dict(keys)
+
+
+def _plain_tally(t: RowTally) -> dict[str, Any]:
+    """A tally's counts for ``--json`` (the same field names ``status --json`` shows)."""
+    counts = {f.name: getattr(t, f.name) for f in fields(t) if f.name not in ("name", "failed")}
+    return {k: dict(v) if isinstance(v, Counter) else v for k, v in counts.items()}

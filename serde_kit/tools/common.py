@@ -1,4 +1,4 @@
-"""What the key-lifecycle tools share: the progress collaborator, row failures, the bytes-only serializer."""
+"""What the key-lifecycle tools share: the progress collaborator and row failures."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from serde_kit.crypto import EncryptedSerializer, Keyring
 from serde_kit.crypto.rows import RowInfo, RowKind
 from serde_kit.errors import DecryptionError, SerdeError
 
@@ -17,7 +16,6 @@ __all__ = [
     "Progress",
     "ProgressBar",
     "RowFailure",
-    "bytes_serializer",
     "describe_failure",
     "open_bar",
     "stray_failure",
@@ -85,18 +83,3 @@ def describe_failure(info: RowInfo, error: SerdeError) -> str:
 def stray_failure(row: Row, info: RowInfo) -> RowFailure:
     """The failure recorded for a row no saver wrote (left untouched)."""
     return RowFailure.of(row, f"stray row: {info.problem} (not written by a LangGraph saver; left as it is)")
-
-
-class _BytesOnly:
-    """Inner serializer stand-in: the tools work on bytes and never (de)serialize."""
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        raise TypeError("serde_kit tools never serialize values")
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        raise TypeError("serde_kit tools never deserialize values")
-
-
-def bytes_serializer(keyring: Keyring, *, allow_plaintext: bool = False) -> EncryptedSerializer:
-    """An EncryptedSerializer that only decrypts and re-encrypts bytes."""
-    return EncryptedSerializer(_BytesOnly(), keyring, allow_plaintext=allow_plaintext)

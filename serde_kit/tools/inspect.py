@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
-from serde_kit.crypto.keyring import ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR, LEGACY_KEY_ID
+from serde_kit.crypto import Keyring, load_keyring
+from serde_kit.crypto.cipher import RowCipher
+from serde_kit.crypto.keyring import LEGACY_ENV_VAR, LEGACY_KEY_ID, keyring_configured
 from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_row
 from serde_kit.errors import ConfigError, MalformedDataError, SerdeError
 from serde_kit.tools.common import describe_failure
@@ -61,24 +62,14 @@ def keyring_from_env(environ: Mapping[str, str] | None = None) -> Keyring | None
     :class:`~serde_kit.errors.KeyringError`.
     """
     env = os.environ if environ is None else environ
-    if not any(v in env for v in (ENV_VAR, FILE_ENV_VAR, LEGACY_ENV_VAR)):
-        return None
-    if ENV_VAR in env or FILE_ENV_VAR in env:
+    if keyring_configured(env):
         return load_keyring(environ=env)
+    if LEGACY_ENV_VAR not in env:
+        return None
     # Only LANGGRAPH_AES_KEY: a keyring that can read stock "+aes" rows. Its
     # primary is a throwaway random key (the tools here never encrypt).
     legacy = env[LEGACY_ENV_VAR].encode()
     return Keyring({"inspect-none": os.urandom(32)}, primary="inspect-none", legacy_key=legacy)
-
-
-class _NoInner:
-    """Inner serializer stand-in: the decoder only ever decrypts to bytes."""
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:  # pragma: no cover - never called
-        raise TypeError("inspection never serializes")
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:  # pragma: no cover - never called
-        raise TypeError("inspection never deserializes through the inner serializer")
 
 
 class RowDecoder:
@@ -93,11 +84,7 @@ class RowDecoder:
     def __init__(self, keyring: Keyring | None = None, *, preview: int = 8) -> None:
         self.keyring = keyring
         self.preview = preview
-        self._serde = (
-            None
-            if keyring is None
-            else EncryptedSerializer(_NoInner(), keyring, allow_plaintext=True)
-        )
+        self._cipher = None if keyring is None else RowCipher(keyring, allow_plaintext=True)
 
     def classify(self, tag: Any, blob: Any) -> RowInfo:
         """Header-only classification (works without a keyring); see :mod:`serde_kit.crypto.rows`."""
@@ -113,11 +100,11 @@ class RowDecoder:
             raise MalformedDataError(f"stray row: {info.problem}")
         if info.kind in (RowKind.PLAINTEXT, RowKind.EMPTY):
             return tag, blob
-        if self._serde is None:
+        if self._cipher is None:
             raise _Encrypted(info)
-        if self._serde is not None and info.kind is RowKind.UNKNOWN and info.problem:
+        if info.kind is RowKind.UNKNOWN and info.problem:
             raise MalformedDataError(info.problem)
-        return self._serde.decrypt_row((tag, blob))
+        return self._cipher.open(tag, blob)
 
     def decode(self, tag: str | None, blob: bytes | None) -> Any:
         """Rendered value of one row (see the class docstring)."""
@@ -435,10 +422,41 @@ def _fetch_writes(db: Database, thread_id: str, ns: str, checkpoint_id: str, dec
 
 
 @dataclass
+class ListEdit:
+    """How a list-valued channel (``messages``, say) changed: what went and what came.
+
+    The first ``kept_head`` and the last ``kept_tail`` items are the same on both
+    sides; ``removed`` were between them before, ``added`` are between them now
+    (an appended message is one item in ``added``; a message replaced in place is
+    one item in each).
+    """
+
+    kept_head: int
+    kept_tail: int
+    removed: list[Any]
+    added: list[Any]
+
+
+def list_edit(before: list[Any], after: list[Any]) -> ListEdit:
+    """The :class:`ListEdit` from ``before`` to ``after``: shared head and tail, the rest in between."""
+    head = 0
+    limit = min(len(before), len(after))
+    while head < limit and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    return ListEdit(head, tail, before[head : len(before) - tail], after[head : len(after) - tail])
+
+
+@dataclass
 class CheckpointDiff:
     """What changed in a thread's channel values from one checkpoint to another.
 
-    ``changed`` maps a channel to ``[before, after]`` (rendered values).
+    ``changed`` maps a channel to ``[before, after]`` (rendered values); for a
+    channel that holds a list on both sides, ``list_edits`` says which items went
+    and which came (so an appended message is shown, not hidden behind the items
+    both sides share).
     """
 
     thread_id: str
@@ -450,6 +468,7 @@ class CheckpointDiff:
     added: dict[str, Any] = field(default_factory=dict)
     removed: dict[str, Any] = field(default_factory=dict)
     changed: dict[str, list[Any]] = field(default_factory=dict)
+    list_edits: dict[str, ListEdit] = field(default_factory=dict)
     unreadable: int = 0
 
 
@@ -494,6 +513,8 @@ def diff_checkpoints(
             diff.removed[name] = old[name]
         elif old[name] != new[name]:
             diff.changed[name] = [old[name], new[name]]
+            if isinstance(old[name], list) and isinstance(new[name], list):
+                diff.list_edits[name] = list_edit(old[name], new[name])
     return diff
 
 

@@ -6,14 +6,11 @@ With a KMS (:mod:`serde_kit.crypto.kms`) the keys are returned only wrapped
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from serde_kit.crypto import Keyring
-from serde_kit.crypto.kms import KeyWrapper, generate_wrapped_entry
+from serde_kit.crypto.wrapping import KeyWrapper, wrapped_entry
 from serde_kit.errors import KeyringError
 
-__all__ = ["keyfile_text", "keygen", "keygen_wrapped"]
+__all__ = ["generate_wrapped_entry", "keygen", "keygen_wrapped"]
 
 
 def keygen(key_id: str | None = None, *, extend: Keyring | None = None) -> tuple[str, Keyring]:
@@ -46,13 +43,14 @@ def keygen_wrapped(
         entry = generate_wrapped_entry(kms, key_id)
         return entry.split(":", 1)[0], [entry]
     new_id, keyring = keygen(key_id, extend=extend)
-    text = keyfile_text(keyring, kms=kms)
+    text = keyring.to_file_text(kms=kms)
     return new_id, [line for line in text.splitlines() if line and not line.startswith("#")]
 
 
-def keyfile_text(keyring: Keyring, *, kms: KeyWrapper | None = None) -> str:
-    """The key-file text of ``keyring`` (exactly what ``Keyring.to_file`` writes; wrapped with ``kms``)."""
-    with tempfile.TemporaryDirectory(prefix="serde-kit-keygen-") as d:
-        path = Path(d) / "keyring"
-        keyring.to_file(path, kms=kms)
-        return path.read_text()
+def generate_wrapped_entry(kms: KeyWrapper, key_id: str | None = None) -> str:
+    """A new random data key, returned only wrapped, as a keyring entry (for ``keygen --kms-key``).
+
+    The id defaults as in :meth:`Keyring.generate <serde_kit.crypto.Keyring.generate>`.
+    """
+    keyring = Keyring.generate(key_id)
+    return wrapped_entry(keyring.primary_id, keyring.key(keyring.primary_id), kms)

@@ -1,7 +1,10 @@
 """Render stored serializer bytes as tagged, JSON-able data without importing anything.
 
 The renderer is the safe way to look at a checkpoint: it decodes msgpack with
-ormsgpack and an ext hook that never imports a module or calls a constructor.
+msgspec, as the serializer's reader does, and an ext hook that checks each ext
+against the wire table (:mod:`serde_kit.ext.codes`) but never imports a module
+or calls a constructor. It accepts exactly the rows the reader reads
+(tests/tools/test_render_matches_decoder.py).
 Each extension type becomes a tagged dict instead of an object::
 
     {"$type": "myapp.models.Doc", "$code": 5, "value": {...}}
@@ -15,35 +18,33 @@ so it is safe on untrusted data. Malformed input raises a
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import pickletools
 import struct
+import sys
+from collections.abc import Callable
 from typing import Any
 
-import ormsgpack
+import msgspec
 
+from serde_kit import _stack, budget
 from serde_kit._prescan import check as check_row
+from serde_kit._text import shown
 from serde_kit.errors import MalformedDataError, UnknownTagError
+from serde_kit.ext import codes
 from serde_kit.ext.numpy import MAX_DIMS
 from serde_kit.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["EXT_NAMES", "render_json", "render_msgpack", "render_typed"]
 
-#: ext code -> short description (the wire table in DESIGN.md).
-EXT_NAMES: dict[int, str] = {
-    0: "constructor, one arg",
-    1: "constructor, positional args",
-    2: "constructor, keyword args",
-    3: "classmethod, one arg",
-    4: "pydantic v1 model",
-    5: "pydantic v2 model",
-    6: "numpy ndarray",
-    7: "delta snapshot",
-}
+#: ext code -> short description: the wire table's names.
+EXT_NAMES: dict[int, str] = codes.NAMES
 
 _DELTA_TYPE = "langgraph.checkpoint.serde.types._DeltaSnapshot"
-_DEFAULT_MAX_DEPTH = 256
+#: No bound of the renderer's own: a row nests as deep as the serializer reads it.
+_DEFAULT_MAX_DEPTH: int | None = None
 _DEFAULT_PREVIEW = 8
 _DEFAULT_BYTES_PREVIEW = 32
 
@@ -63,9 +64,10 @@ def render_typed(
     data: tuple[str | None, bytes | None],
     /,
     *,
-    max_depth: int = _DEFAULT_MAX_DEPTH,
+    max_depth: int | None = _DEFAULT_MAX_DEPTH,
     preview: int = _DEFAULT_PREVIEW,
     bytes_preview: int = _DEFAULT_BYTES_PREVIEW,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Any:
     """Render one stored ``(type_tag, bytes)`` pair as JSON-able data.
 
@@ -73,9 +75,13 @@ def render_typed(
     ``json`` (legacy LangGraph rows) and ``pickle`` (shown, never unpickled).
     Encrypted tags (``"msgpack+aesgcm"``) must be decrypted first.
 
+    ``limits`` is the decode budget of the serializer whose rows these are: a
+    msgpack row renders exactly when that serializer's wire checks accept it.
+
     Raises:
         UnknownTagError: the tag is not one of the above.
         MalformedDataError: the bytes do not decode.
+        LimitExceededError: the row exceeds ``limits``.
     """
     tag, blob = data
     if tag == "null":
@@ -87,7 +93,7 @@ def render_typed(
     if tag == "bytearray":
         return {"$type": "builtins.bytearray", **_bytes(blob, bytes_preview)}
     if tag == "msgpack":
-        return render_msgpack(blob, max_depth=max_depth, preview=preview, bytes_preview=bytes_preview)
+        return render_msgpack(blob, max_depth=max_depth, preview=preview, bytes_preview=bytes_preview, limits=limits)
     if tag == "json":
         return render_json(blob, max_depth=max_depth, preview=preview, bytes_preview=bytes_preview)
     if tag == "pickle":
@@ -106,7 +112,7 @@ def render_msgpack(
     blob: bytes,
     /,
     *,
-    max_depth: int = _DEFAULT_MAX_DEPTH,
+    max_depth: int | None = _DEFAULT_MAX_DEPTH,
     preview: int = _DEFAULT_PREVIEW,
     bytes_preview: int = _DEFAULT_BYTES_PREVIEW,
     limits: Limits = DEFAULT_LIMITS,
@@ -123,20 +129,77 @@ def render_msgpack(
     data = bytes(blob)
     if len(data) > limits.max_row_bytes:
         raise limits.refuse("max_row_bytes", "size of the stored value", len(data))
-    check_row(data, limits)
     try:
-        return _Renderer(max_depth, preview, bytes_preview).msgpack(data, 0)
+        with budget.metered(len(data), limits):  # one work meter per render, as per decode
+            check_row(data, limits)
+            engine = _engine(limits)
+            if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT:
+                raw = _stack.on_big_stack(engine.decode, data)  # as the serializer's reader does
+            else:
+                raw = engine.decode(data)
+            return _Renderer(max_depth, preview, bytes_preview).walk(raw, 0)
+    except msgspec.DecodeError as e:
+        raise MalformedDataError(f"msgpack bytes do not decode: {shown(e)}") from None
+    except MemoryError:
+        raise limits.refuse("max_containers", "rendering ran out of memory; values in the row", "too many") from None
     except RecursionError:
         raise MalformedDataError(
-            f"data nests deeper than this interpreter's stack allows (max_depth={max_depth})"
+            "stored value nests too deeply (containers and typed values together exceed "
+            "the interpreter's recursion limit)"
         ) from None
+
+
+@functools.lru_cache(maxsize=16)
+def _engine(limits: Limits) -> msgspec.msgpack.Decoder[Any]:
+    """The msgspec decoder that reads a row's structure as the serializer's reader does.
+
+    One decoder per ext nesting level, as :class:`serde_kit.decoder.Decoder` has, so
+    ext payloads are decoded inside the row's own decode (nesting is counted the
+    same way) and exts nest at most ``limits.max_ext_depth`` deep. The hook checks
+    each ext against the wire table (:mod:`serde_kit.ext.codes`) and keeps it as an
+    :class:`_Ext`; nothing is imported or built.
+    """
+    below: msgspec.msgpack.Decoder[Any] | None = None
+    for depth in range(limits.max_ext_depth, -1, -1):
+        below = msgspec.msgpack.Decoder(ext_hook=_ext_hook(below, depth + 1, limits))
+    assert below is not None
+    return below
+
+
+def _ext_hook(
+    below: msgspec.msgpack.Decoder[Any] | None, depth: int, limits: Limits
+) -> Callable[[int, memoryview], Any]:
+    if below is None or depth > limits.max_ext_depth:
+
+        def too_deep(code: int, data: memoryview) -> Any:
+            raise limits.refuse("max_ext_depth", "typed values nested in one another", depth)
+
+        return too_deep
+    decode = below.decode
+
+    def hook(code: int, data: memoryview) -> Any:
+        if code not in codes.KNOWN_CODES:
+            raise UnknownTagError(f"unknown msgpack ext code {code}: not written by serde_kit or LangGraph")
+        try:
+            payload = decode(data)
+        except msgspec.DecodeError as exc:
+            raise MalformedDataError(
+                f"ext code {code} ({codes.NAMES[code]}) holds invalid msgpack: {shown(exc)}"
+            ) from None
+        if code in codes.ENVELOPE_CODES:
+            problem = codes.envelope_problem(code, payload)
+            if problem is not None:
+                raise MalformedDataError(problem)
+        return _Ext(code, payload)
+
+    return hook
 
 
 def render_json(
     blob: bytes,
     /,
     *,
-    max_depth: int = _DEFAULT_MAX_DEPTH,
+    max_depth: int | None = _DEFAULT_MAX_DEPTH,
     preview: int = _DEFAULT_PREVIEW,
     bytes_preview: int = _DEFAULT_BYTES_PREVIEW,
 ) -> Any:
@@ -148,8 +211,16 @@ def render_json(
     Raises:
         MalformedDataError: the bytes are not JSON or nest deeper than ``max_depth``.
     """
+    data = bytes(blob)
+    limits = DEFAULT_LIMITS
+    # As the serializer reads json rows: brackets bound the containers from above.
+    brackets = data.count(b"{") + data.count(b"[") if len(data) > limits.max_containers else 0
+    if brackets > limits.max_containers:
+        raise limits.refuse("max_containers", "objects and arrays (brackets) in the legacy json row", brackets)
     try:
-        raw = json.loads(bytes(blob))
+        raw = json.loads(data)
+    except MemoryError:
+        raise limits.refuse("max_containers", "parsing ran out of memory; values in the legacy json row", "too many") from None
     except (ValueError, RecursionError) as e:
         raise MalformedDataError(f"legacy json row does not parse: {e}") from None
     try:
@@ -171,30 +242,13 @@ class _Ext:
 
 
 class _Renderer:
-    def __init__(self, max_depth: int, preview: int, bytes_preview: int) -> None:
+    def __init__(self, max_depth: int | None, preview: int, bytes_preview: int) -> None:
         self.max_depth = max_depth
         self.preview = preview
         self.bytes_preview = bytes_preview
 
-    # -- decoding ---------------------------------------------------------
-
-    def msgpack(self, blob: bytes, depth: int) -> Any:
-        raw = self._unpack(blob)
-        return self.value(raw, depth)
-
-    def _unpack(self, blob: bytes) -> Any:
-        # ormsgpack replaces any exception raised in an ext hook by a bare
-        # ValueError("ext_hook failed"), so the hook only wraps bytes and all
-        # checking happens afterwards in the tree walk.
-        try:
-            return ormsgpack.unpackb(
-                blob, ext_hook=_Ext, option=ormsgpack.OPT_NON_STR_KEYS
-            )
-        except (ormsgpack.MsgpackDecodeError, ValueError, TypeError) as e:
-            raise MalformedDataError(f"msgpack bytes do not decode: {e}") from None
-
     def _check_depth(self, depth: int) -> None:
-        if depth > self.max_depth:
+        if self.max_depth is not None and depth > self.max_depth:
             raise MalformedDataError(
                 f"data nests deeper than {self.max_depth} levels; "
                 "raise max_depth if the data is legitimate"
@@ -202,31 +256,43 @@ class _Renderer:
 
     # -- tree walk --------------------------------------------------------
 
-    def value(self, v: Any, depth: int) -> Any:
-        self._check_depth(depth)
-        if isinstance(v, _Ext):
-            return self.ext(v.code, v.payload, depth + 1)
-        if isinstance(v, (bytes, bytearray, memoryview)):
-            return _bytes(bytes(v), self.bytes_preview)
-        if isinstance(v, float) and not math.isfinite(v):
-            return {"$float": repr(v)}
-        if isinstance(v, (list, tuple)):
-            return [self.value(x, depth + 1) for x in v]
-        if isinstance(v, dict):
-            return self.mapping(v, depth)
-        return v
+    def walk(self, root: Any, depth: int) -> Any:
+        """The rendered form of a decoded row.
 
-    def mapping(self, d: dict[Any, Any], depth: int) -> Any:
-        if all(isinstance(k, str) and not k.startswith("$") for k in d):
-            return {k: self.value(x, depth + 1) for k, x in d.items()}
-        # Non-string keys (ints, tuples) and keys that could be confused with
-        # our "$" tags keep their identity as an explicit list of pairs.
-        return {
-            "$map": [
-                [self.value(k, depth + 1), self.value(x, depth + 1)]
-                for k, x in d.items()
-            ]
-        }
+        Iterative: a row may nest as deeply as the serializer reads it, which
+        is deeper than a recursive walk could go on Python's stack.
+        """
+        result: list[Any] = [None]
+        todo: list[tuple[Any, int, Any, Any]] = [(root, depth, result, 0)]
+        while todo:
+            v, d, target, slot = todo.pop()
+            self._check_depth(d)
+            if isinstance(v, _Ext):
+                target[slot] = self.ext(v.code, v.payload, d + 1, todo)
+            elif isinstance(v, (bytes, bytearray, memoryview)):
+                target[slot] = _bytes(bytes(v), self.bytes_preview)
+            elif isinstance(v, float) and not math.isfinite(v):
+                target[slot] = {"$float": repr(v)}
+            elif isinstance(v, (list, tuple)):
+                items: list[Any] = [None] * len(v)
+                target[slot] = items
+                todo.extend((x, d + 1, items, i) for i, x in enumerate(v))
+            elif isinstance(v, dict):
+                if all(isinstance(k, str) and not k.startswith("$") for k in v):
+                    out = dict.fromkeys(v)
+                    target[slot] = out
+                    todo.extend((x, d + 1, out, k) for k, x in v.items())
+                else:
+                    # Non-string keys (ints, tuples) and keys that could be confused with
+                    # our "$" tags keep their identity as an explicit list of pairs.
+                    pairs = [[None, None] for _ in v]
+                    target[slot] = {"$map": pairs}
+                    for pair, (k, x) in zip(pairs, v.items(), strict=True):
+                        todo.append((k, d + 1, pair, 0))
+                        todo.append((x, d + 1, pair, 1))
+            else:
+                target[slot] = v
+        return result[0]
 
     def json_value(self, v: Any, depth: int) -> Any:
         self._check_depth(depth)
@@ -253,46 +319,31 @@ class _Renderer:
 
     # -- ext codes --------------------------------------------------------
 
-    def ext(self, code: int, data: bytes, depth: int) -> Any:
+    def ext(self, code: int, payload: Any, depth: int, todo: list[tuple[Any, int, Any, Any]]) -> Any:
+        """The rendered ext; its argument goes on ``todo`` to be rendered in place.
+
+        The engine's hook has already checked ``payload`` against the wire table.
+        """
         self._check_depth(depth)
-        if code == 7:
-            return {"$type": _DELTA_TYPE, "$code": 7, "value": self.msgpack(data, depth + 1)}
-        if code == 6:
-            return self.ndarray(data)
-        if not 0 <= code <= 5:
-            raise UnknownTagError(f"unknown msgpack ext code {code}; serde_kit knows 0-7")
-        payload = self._unpack(data)
-        sizes = {0: (3,), 1: (3,), 2: (3,), 3: (4,), 4: (3,), 5: (3, 4)}[code]
-        if not isinstance(payload, (list, tuple)) or len(payload) not in sizes:
-            raise MalformedDataError(
-                f"ext code {code} payload must be an array of {' or '.join(map(str, sizes))} "
-                f"items (module, name, ...), got {_describe(payload)}"
-            )
+        if code == codes.DELTA_SNAPSHOT:
+            delta: dict[str, Any] = {"$type": _DELTA_TYPE, "$code": code, "value": None}
+            todo.append((payload, depth + 1, delta, "value"))
+            return delta
+        if code == codes.NUMPY_ARRAY:
+            return self.ndarray(payload)
         module, name = payload[0], payload[1]
-        if not (isinstance(module, str) and isinstance(name, str)):
-            raise MalformedDataError(
-                f"ext code {code} payload must start with (module: str, name: str), "
-                f"got ({_describe(module)}, {_describe(name)})"
-            )
         out: dict[str, Any] = {"$type": f"{module}.{name}" if module else name, "$code": code}
-        arg = self.value(payload[2], depth + 1)
-        if code == 1:
-            out["args"] = arg
-        elif code == 2:
-            out["kwargs"] = arg
-        else:
-            out["value"] = arg
-        if len(payload) == 4:
-            method = payload[3]
-            if not isinstance(method, str):
-                raise MalformedDataError(
-                    f"ext code {code} method slot must be a string, got {_describe(method)}"
-                )
-            out["method"] = method
+        slot = {codes.CONSTRUCTOR_POS_ARGS: "args", codes.CONSTRUCTOR_KW_ARGS: "kwargs"}.get(code, "value")
+        out[slot] = None
+        todo.append((payload[2], depth + 1, out, slot))
+        if len(payload) >= 4:
+            out["method"] = payload[3]
+        if len(payload) == 5:  # the legacy [module, name, text, "from_args", args]
+            out["args"] = None
+            todo.append((payload[4], depth + 1, out, "args"))
         return out
 
-    def ndarray(self, data: bytes) -> dict[str, Any]:
-        payload = self._unpack(data)
+    def ndarray(self, payload: Any) -> dict[str, Any]:
         if not isinstance(payload, (list, tuple)) or len(payload) != 4:
             raise MalformedDataError(
                 "ext code 6 (numpy) payload must be (dtype, shape, order, buffer), "
@@ -386,7 +437,7 @@ def _array_preview(dtype: str, itemsize: int, buf: bytes, limit: int) -> list[An
         return None
     values = list(struct.unpack_from(f"{endian}{fmt * count}", buf))
     if kind == "c":
-        values = [{"real": r, "imag": i} for r, i in zip(values[::2], values[1::2])]
+        values = [{"real": r, "imag": i} for r, i in zip(values[::2], values[1::2], strict=True)]
     return [{"$float": repr(v)} if isinstance(v, float) and not math.isfinite(v) else v for v in values]
 
 

@@ -50,7 +50,12 @@ class RetireReport:
 
 
 def retire(
-    db: Database, key_id: str, *, keyring: Keyring | None = None, batch_size: int = 500, progress: Progress | None = None
+    db: Database,
+    key_id: str,
+    *,
+    keyring: Keyring | None = None,
+    batch_size: int = 500,
+    progress: Progress | None = None,
 ) -> RetireReport:
     """Check whether ``key_id`` can be dropped (header-only; nothing is decrypted or written)."""
     counts = status(db, keyring=None, batch_size=batch_size, progress=progress)

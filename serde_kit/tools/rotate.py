@@ -26,44 +26,46 @@ they read back through the wrapper; tables without a thread (LangGraph's
 Migrations that cannot launder: a plaintext row (``encrypt_plaintext``) or a
 LangGraph ``+aes`` row (``upgrade_legacy``) is checked before it is sealed for
 the first time: against the application's allowlist without importing anything
-(:class:`AllowlistCheck`, the default), or decoded by the application's own
-serializer (``inner``); a row refused is listed in ``refused`` and left as it
-is.  ``pickle`` rows are refused unless ``allow_pickle=True`` (they are then
+(:class:`~serde_kit.tools.scan.AllowlistCheck`, the default), or decoded by the
+application's own serializer (``inner``); a row refused is listed in ``refused``
+and left as it is.  Each row goes one way: classify (header only) -> open (the
+:class:`~serde_kit.crypto.cipher.RowCipher`) -> check (first seals only) -> seal,
+or rekey in one step -> compare-and-swap.  ``pickle`` rows are refused unless ``allow_pickle=True`` (they are then
 sealed without being unpickled: unpickling runs code named by the data).
 """
 
 from __future__ import annotations
 
-import hashlib
+import shlex
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from serde_kit._text import allow_entry, shown
 from serde_kit.allowlist import Allowlist
-from serde_kit.crypto import EncryptedSerializer, Keyring
+from serde_kit.crypto import Keyring
 from serde_kit.crypto.binding import RowIdentity
 from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
+from serde_kit.crypto.cipher import RowCipher
 from serde_kit.crypto.rows import RowKind
-from serde_kit.errors import BlockedTypeError, ConfigError, CryptoError, DecodeError, SerdeError, StoreError
+from serde_kit.errors import ConfigError, CryptoError, DecodeError, SerdeError, StoreError
 
 from .common import (
     HEADER_READ,
     Progress,
     ProgressBar,
     RowFailure,
-    bytes_serializer,
     describe_failure,
     open_bar,
     stray_failure,
 )
 from .db import Database, Row, Table
-from .render import render_typed
-from .scan import iter_types
 from .db.batch import PageSizer
+from .scan import AllowlistCheck, RowCheck
 from .verify import VerifyReport, verify
 
-__all__ = ["AllowlistCheck", "RotateReport", "rotate"]
+__all__ = ["AllowlistCheck", "RotateReport", "RowCheck", "rotate"]
 
 #: Attempts per batch when the database aborts its transaction (deadlock, busy, lost connection).
 MAX_BATCH_ATTEMPTS = 5
@@ -174,13 +176,13 @@ def _pending(row: Row, header: bytes | None) -> bool:
     if header is None:
         return True
     tag, blob = row.tag, row.blob
-    under = isinstance(tag, str) and tag.endswith("+" + CIPHER_NAME) and isinstance(blob, bytes) and blob.startswith(header)
+    under = (
+        isinstance(tag, str) and tag.endswith("+" + CIPHER_NAME) and isinstance(blob, bytes) and blob.startswith(header)
+    )
     return not under
 
 
 _BOUND_BYTE = bytes((BOUND_VERSION,))
-#: ``checkpoint_ns_hash`` of the root namespace (MySQL savers key rows by MD5(checkpoint_ns)).
-_ROOT_NS_HASH = hashlib.md5(b"").digest()
 _PICKLE_TAG = "pickle"
 _PICKLE_REFUSED = (
     "PickleRowRefused: a 'pickle' row; unpickling runs code named by the data, and sealing it would "
@@ -189,136 +191,49 @@ _PICKLE_REFUSED = (
 )
 
 
-class _Refused(Exception):
-    """The application's serializer refused a row before it was sealed (carries its error)."""
-
-    def __init__(self, error: SerdeError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 class _InnerLike(Protocol):
     def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
-
-
-class _Checker:
-    """Inner serializer for rotate: decodes a row to check it, never serializes."""
-
-    def __init__(self, inner: _InnerLike) -> None:
-        self._inner = inner
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        raise TypeError("rotate never serializes values")
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        try:
-            self._inner.loads_typed(data)
-        except SerdeError as e:
-            raise _Refused(e) from None
-        return None
 
 
 class _Identities:
     """Each row's identity from its own key columns: exactly what ``bind_rows`` binds.
 
-    ``thread_id`` and ``checkpoint_ns`` (SQLite and PostgreSQL savers); MySQL
-    savers key rows by ``checkpoint_ns_hash`` = MD5(checkpoint_ns), so the
-    namespace is read once per hash (and checked against it).  None for tables
-    that have no thread (LangGraph's ``cache``): such rows stay unbound.
+    The database's dialect reads it (:meth:`Database.row_identity`); None for
+    tables that have no thread (LangGraph's ``cache``): such rows stay unbound.
     """
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._columns = {t.name: t.pk_columns for t in db.tables}
-        self._ns_by_hash: dict[bytes, str | None] = {_ROOT_NS_HASH: ""}
 
     def of(self, row: Row) -> RowIdentity | None:
-        columns = self._columns.get(row.table, ())
-        if "thread_id" not in columns:
-            return None
-        thread_id = row.pk[columns.index("thread_id")]
-        if "checkpoint_ns" in columns:
-            ns = row.pk[columns.index("checkpoint_ns")]
-        elif "checkpoint_ns_hash" in columns:
-            ns = self._namespace(row.table, row.pk[columns.index("checkpoint_ns_hash")])
-        else:
-            return None
-        if thread_id is None or not isinstance(ns, str):
-            return None
-        return RowIdentity(str(thread_id), ns)
-
-    def _namespace(self, table: str, digest: Any) -> str | None:
-        if not isinstance(digest, (bytes, bytearray, memoryview)):
-            return None
-        digest = bytes(digest)
-        if digest not in self._ns_by_hash:
-            db = self._db
-            found = db.query(
-                f"SELECT checkpoint_ns FROM {db.quote(table)} WHERE checkpoint_ns_hash = {db.mark} LIMIT 1",
-                [digest],
-            )
-            ns = found[0][0] if found else None
-            # Trust the column only where it is the namespace's hash (it is a plain column in older layouts).
-            ok = isinstance(ns, str) and hashlib.md5(ns.encode()).digest() == digest
-            self._ns_by_hash[digest] = ns if ok else None
-        return self._ns_by_hash[digest]
-
-
-class AllowlistCheck:
-    """The application's allowlist applied to a stored row without importing anything.
-
-    ``loads_typed`` renders the row as the inspect tools do (nothing named in the
-    data is imported or built) and raises :class:`~serde_kit.errors.BlockedTypeError`
-    for a type ``allowlist`` does not allow, :class:`~serde_kit.errors.DecodeError`
-    for bytes that do not decode (or exceed the decode budget).  What ``rotate``
-    uses to check a row before its first seal when no serializer is given: the
-    tool then needs the application's allowlist, not its code.
-    """
-
-    def __init__(self, allowlist: Allowlist) -> None:
-        self.allowlist = allowlist
-
-    def loads_typed(self, data: tuple[str, bytes]) -> None:
-        for module, name, code in iter_types(render_typed(data)):
-            # numpy arrays (6) and delta snapshots (7) name no class: the decoder builds them itself.
-            if code in (6, 7) or self._allows(module, name):
-                continue
-            raise BlockedTypeError(
-                f"row holds {module}.{name} (ext code {code}), which the application's allowlist does "
-                f"not allow; if the application allows it, add it with --allow {module}:{name} "
-                f"(or SERDE_KIT_ALLOW), else the row was planted: delete it",
-                module=module,
-                name=name,
-            )
-
-    def _allows(self, module: str, name: str) -> bool:
-        # Rendered types are "module.qualname": try each split of a nested qualname.
-        dotted = f"{module}.{name}" if module else name
-        parts = dotted.split(".")
-        return any(self.allowlist.allows(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts)))
+        found = self._db.row_identity(row)
+        return None if found is None else RowIdentity(*found)
 
 
 class _Rotator:
     def __init__(
         self,
         db: Database,
-        serde: EncryptedSerializer,
+        cipher: RowCipher,
         report: RotateReport,
         *,
+        check: RowCheck | None = None,
         encrypt_plaintext: bool,
         upgrade_legacy: bool,
         bind: bool = False,
         allow_pickle: bool = False,
     ) -> None:
         self.db = db
-        self.serde = serde
+        self.cipher = cipher
+        #: What a row must pass before its first seal (None: first seals are off).
+        self.check = check
         self.report = report
         self.encrypt_plaintext = encrypt_plaintext
         self.upgrade_legacy = upgrade_legacy
         self.bind = bind
         self.allow_pickle = allow_pickle
         self.identities = _Identities(db)
-        self.primary = serde.keyring.primary_id
+        self.primary = cipher.keyring.primary_id
         self.header = build_header(self.primary)
         #: what the claim SQL may skip: rows under the primary, unless unbound ones must be bound
         self.exclude: bytes | None = None if bind else self.header
@@ -388,7 +303,7 @@ class _Rotator:
             # The common case, a key rotation of an unbound row: what the general path
             # below does for it, in fewer steps (the header was parsed once, by classify).
             try:
-                new = self.serde.reencrypt((row.tag, row.blob), parsed=parsed)
+                new = self.cipher.rekey(row.tag, row.blob, parsed=parsed)
             except (CryptoError, DecodeError) as e:
                 self.fail(row, describe_failure(info, e))
                 return None
@@ -404,23 +319,30 @@ class _Rotator:
         # A bound row is checked against the row it is stored in; an unbound one is bound there on request.
         identity = self.identities.of(row) if self.bind or _is_bound(row) else None
         try:
-            new = self.serde.reencrypt(
-                (row.tag, row.blob),
-                encrypt_plaintext=self.encrypt_plaintext,
-                upgrade_legacy=self.upgrade_legacy,
-                bind_to=identity,
-                check_inner=first_seal and not pickled,
-                parsed=parsed,
+            if not first_seal:
+                new = self.cipher.rekey(row.tag, row.blob, identity=identity, parsed=parsed)
+                return None if new is None else (row, source, new)
+            opened = self.cipher.open_for_seal(
+                row.tag, row.blob, encrypt_plaintext=self.encrypt_plaintext, upgrade_legacy=self.upgrade_legacy
             )
-        except _Refused as e:
-            self.report.refused.append(
-                RowFailure.of(row, f"{type(e.error).__name__}: the application's serializer refuses it ({e.error})")
-            )
-            return None
         except (CryptoError, DecodeError) as e:
             self.fail(row, describe_failure(row.info, e))
             return None
-        return None if new is None else (row, source, new)
+        if opened is None:
+            return None
+        if not pickled and self.check is not None:
+            try:
+                self.check(opened)
+            except SerdeError as e:
+                self.report.refused.append(
+                    RowFailure.of(row, f"{type(e).__name__}: the application's serializer refuses it ({e})")
+                )
+                return None
+        try:
+            return row, source, self.cipher.seal(*opened, identity=identity)
+        except SerdeError as e:
+            self.fail(row, describe_failure(row.info, e))
+            return None
 
     def _work(self, rows: list[Row]) -> list[tuple[Row, str, tuple[str, bytes]]]:
         """``(row, source, new value)`` of each row of ``rows`` that needs writing (see :meth:`_prepare`)."""
@@ -430,7 +352,7 @@ class _Rotator:
         # serializer kept; each row it leaves (None) takes the general path.
         work: list[tuple[Row, str, tuple[str, bytes]]] = []
         prepare, add = self._prepare, work.append
-        for row, quick in zip(rows, self.serde.rekey_many([(r.tag, r.blob) for r in rows]), strict=True):
+        for row, quick in zip(rows, self.cipher.rekey_many([(r.tag, r.blob) for r in rows]), strict=True):
             if quick is not None:
                 add((row, quick[0], (quick[1], quick[2])))
             else:
@@ -493,14 +415,17 @@ class _Rotator:
         sizer = PageSizer(batch_size)  # memory stays bounded whatever batch_size says
         while True:
             limit = sizer.limit
-            rows, missed = self._run_batch(table, after=after, limit=limit, exclude_header=self.exclude, skip_locked=True)
+            rows, missed = self._run_batch(
+                table, after=after, limit=limit, exclude_header=self.exclude, skip_locked=True
+            )
             sizer.saw(rows)
             bar.update(len(rows))
             if missed:
                 # Some rows in this range were locked (by another worker or by the
                 # application) and skipped: walk the range again, waiting for the
                 # locks.  Rows finished by others meanwhile no longer match.
-                self._sweep(table, after=after, until=rows[-1].where if rows else None, seen={r.where for r in rows}, limit=limit)
+                until = rows[-1].where if rows else None
+                self._sweep(table, after=after, until=until, seen={r.where for r in rows}, limit=limit)
             if not rows:
                 return
             after = rows[-1].where
@@ -558,6 +483,7 @@ def rotate(
     bind: bool = False,
     allow_pickle: bool = False,
     inner: _InnerLike | None = None,
+    check: RowCheck | None = None,
     batch_size: int = 500,
     verify_after: bool = True,
     record_changes: bool = False,
@@ -568,10 +494,12 @@ def rotate(
     Dry run unless ``apply=True`` (then ``db`` must be writable).  Plaintext
     rows are encrypted only with ``encrypt_plaintext=True``, LangGraph ``+aes``
     rows upgraded only with ``upgrade_legacy=True`` (needs the legacy key);
-    each is first decoded with ``inner``, the application's serializer
-    (e.g. ``Serializer(allow=[MyState])``, which imports and builds the types),
-    by default :class:`AllowlistCheck` of ``Allowlist.from_env()`` (decodes
-    without importing anything), and a row it refuses is listed in ``refused``
+    each is first checked with ``check`` (a callable given the row's inner
+    ``(tag, bytes)``, raising a :class:`~serde_kit.errors.SerdeError` to refuse
+    it), or decoded with ``inner``, the application's serializer (e.g.
+    ``Serializer(allow=[MyState])``, which imports and builds the types), by
+    default :class:`~serde_kit.tools.scan.AllowlistCheck` of
+    ``Allowlist.from_env()`` (renders without importing anything), and a row it refuses is listed in ``refused``
     and left as it is, as are ``pickle`` rows unless ``allow_pickle=True``.
     Bound rows keep their binding; ``bind=True`` binds unbound rows to their
     thread id and namespace (what :func:`~serde_kit.bound_saver.bind_rows`
@@ -588,15 +516,18 @@ def rotate(
         raise ConfigError("batch size must be at least 1")
     if apply:
         db.check_writable()
-    if inner is None and (encrypt_plaintext or upgrade_legacy):
-        inner = AllowlistCheck(Allowlist.from_env())
-    # Key rotation and binding only move bytes; first seals decode the row with the application's serializer.
-    serde = bytes_serializer(keyring) if inner is None else EncryptedSerializer(_Checker(inner), keyring)
+    if check is None and inner is not None:
+        check = inner.loads_typed
+    if check is None and (encrypt_plaintext or upgrade_legacy):
+        check = AllowlistCheck(Allowlist.from_env())
+    # Key rotation and binding only move bytes; first seals are checked by ``check`` first.
+    cipher = RowCipher(keyring)
     report = RotateReport(dry_run=not apply, primary_id=keyring.primary_id, changed_rows=[] if record_changes else None)
     rotator = _Rotator(
         db,
-        serde,
+        cipher,
         report,
+        check=check,
         encrypt_plaintext=encrypt_plaintext,
         upgrade_legacy=upgrade_legacy,
         bind=bind,

@@ -10,16 +10,19 @@ report ends with ready-to-paste allowlist snippets.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from serde_kit._text import allow_entry, shell_assignment, shown
 from serde_kit.allowlist import ENV_VAR, Allowlist
 from serde_kit.crypto.rows import RowKind
+from serde_kit.errors import BlockedTypeError, SerdeError
+from serde_kit.ext import codes
+from serde_kit.tools.db import Database
 from serde_kit.tools.inspect import RowDecoder
 from serde_kit.tools.render import render_typed
-from serde_kit.tools.db import Database
-from serde_kit.errors import SerdeError
 
 __all__ = ["ScanReport", "TypeUse", "iter_types", "scan_store"]
 
@@ -40,8 +43,13 @@ class TypeUse:
 
     @property
     def key(self) -> str:
-        """``module:name``, the allowlist entry format."""
+        """``module:name`` as stored (for display; see :attr:`entry` for pasting)."""
         return f"{self.module}:{self.name}"
+
+    @property
+    def entry(self) -> str | None:
+        """The allowlist entry to paste, or None when the stored name is not a dotted identifier."""
+        return allow_entry(self.module, self.name)
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for ``--json``."""
@@ -78,18 +86,27 @@ class ScanReport:
         """Types outside the built-in defaults: what an application must list itself."""
         return [t for t in self.sorted_types() if not t.default]
 
+    def invalid_names(self) -> list[TypeUse]:
+        """Needed types whose stored name is no dotted identifier: no application wrote them,
+        so the snippets leave them out (a name like ``myapp$(cmd)`` must never be pasted)."""
+        return [t for t in self.needed() if t.entry is None]
+
     def missing(self) -> list[TypeUse]:
         """Types the current allowlist does not cover (decoding them would fail)."""
         return [t for t in self.sorted_types() if not t.covered]
 
     def snippets(self) -> dict[str, str]:
-        """Ready-to-paste allowlists for the needed types: code, env and file formats."""
-        needed = self.needed()
-        pairs = ", ".join(f"({t.module!r}, {t.name!r})" for t in needed)
+        """Ready-to-paste allowlists for the needed types: code, env and file formats.
+
+        Only types whose stored names are dotted identifiers are listed; the env
+        line is shell-quoted.
+        """
+        entries = [e for e in (t.entry for t in self.needed()) if e is not None]
+        pairs = ", ".join(repr(tuple(e.split(":", 1))) for e in entries)
         return {
             "code": f"Serializer(allow=[{pairs}])",
-            "env": f'{ENV_VAR}="{",".join(t.key for t in needed)}"',
-            "file": "".join(f"{t.key}\n" for t in needed),
+            "env": shell_assignment(ENV_VAR, ",".join(entries)),
+            "file": "".join(f"{e}\n" for e in entries),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -105,6 +122,7 @@ class ScanReport:
             "types": [t.to_json() for t in self.sorted_types()],
             "numpy_arrays": self.numpy_arrays,
             "missing": [t.key for t in self.missing()],
+            "invalid_names": [t.key for t in self.invalid_names()],
             "snippets": self.snippets(),
         }
 
@@ -126,12 +144,57 @@ def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
                     module, _, name = str(dotted).rpartition(".")
                     yield module, name, "pickle"
             elif isinstance(t, str) and code is not None:
-                if code == 6:
-                    yield "numpy", "ndarray", 6
-                elif code != 7:
+                if code == codes.NUMPY_ARRAY:
+                    yield "numpy", "ndarray", code
+                elif code != codes.DELTA_SNAPSHOT:
                     module, _, name = t.rpartition(".")
                     yield module, name, code
             stack.extend(v.values())
+
+
+#: A check of one row's inner ``(tag, bytes)`` before it is sealed: raises a
+#: :class:`~serde_kit.errors.SerdeError` to refuse it (``Serializer.loads_typed`` fits).
+RowCheck = Callable[[tuple[str, bytes]], object]
+
+
+class AllowlistCheck:
+    """The application's allowlist applied to a rendered row, without importing anything.
+
+    Calling it renders the row as the inspect tools do (nothing named in the data
+    is imported or built) and raises :class:`~serde_kit.errors.BlockedTypeError`
+    for a type ``allowlist`` does not allow, :class:`~serde_kit.errors.DecodeError`
+    for bytes the serializer would not read (or that exceed the decode budget).
+    What ``rotate`` checks a row with before its first seal when no serializer is
+    given: the tool then needs the application's allowlist, not its code.
+    """
+
+    def __init__(self, allowlist: Allowlist) -> None:
+        self.allowlist = allowlist
+
+    def __call__(self, row: tuple[str, bytes]) -> None:
+        for module, name, code in iter_types(render_typed(row)):
+            # numpy arrays and delta snapshots name no class: the decoder builds them itself.
+            if code in codes.NAMELESS_CODES or self._allows(module, name):
+                continue
+            entry = allow_entry(module, name)
+            fix = (
+                "its name is not a valid Python name, so no application wrote it: the row was planted, delete it"
+                if entry is None
+                else f"if the application allows it, add it with --allow {shlex.quote(entry)} "
+                "(or SERDE_KIT_ALLOW), else the row was planted: delete it"
+            )
+            raise BlockedTypeError(
+                f"row holds {shown(module)}.{shown(name)} (ext code {code}), which the application's "
+                f"allowlist does not allow; {fix}",
+                module=module,
+                name=name,
+            )
+
+    def _allows(self, module: str, name: str) -> bool:
+        # Rendered types are "module.qualname": try each split of a nested qualname.
+        dotted = f"{module}.{name}" if module else name
+        parts = dotted.split(".")
+        return any(self.allowlist.allows(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts)))
 
 
 def scan_store(
@@ -181,7 +244,7 @@ def scan_store(
             report.rows_read += 1
             seen_here: set[tuple[str, str]] = set()
             for module, name, code in iter_types(rendered):
-                if code == 6:
+                if code == codes.NUMPY_ARRAY:
                     report.numpy_arrays += 1
                     continue
                 use = report.types.get((module, name))

@@ -5,26 +5,45 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from serde_kit.crypto import Keyring
+from serde_kit.crypto.cipher import RowCipher
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import SerdeError
 
-from .common import Progress, RowFailure, bytes_serializer, describe_failure, open_bar, stray_failure
+from .common import Progress, RowFailure, describe_failure, open_bar, stray_failure
 from .db import Database
+from .tally import RowTally
 
 __all__ = ["VerifyReport", "verify"]
 
 
 @dataclass
 class VerifyReport:
-    """Result of reading every row back: which decrypt and which do not."""
+    """Result of reading every row back: which decrypt and which do not.
 
-    rows: int = 0
+    ``counts`` holds the rows by kind (the :class:`RowTally` status and audit
+    use; ``failed`` counts the rows that did not decrypt).
+    """
+
     decrypted: int = 0
-    plaintext: int = 0
-    empty: int = 0
     not_primary: int = 0
     expected: int = 0
     failures: list[RowFailure] = field(default_factory=list)
+    counts: RowTally = field(default_factory=lambda: RowTally("total"))
+
+    @property
+    def rows(self) -> int:
+        """Rows seen."""
+        return self.counts.rows
+
+    @property
+    def plaintext(self) -> int:
+        """Plaintext rows (counted, not failed)."""
+        return self.counts.plaintext
+
+    @property
+    def empty(self) -> int:
+        """Rows holding no value."""
+        return self.counts.empty
 
     @property
     def ok(self) -> bool:
@@ -38,19 +57,14 @@ def verify(db: Database, *, keyring: Keyring, batch_size: int = 500, progress: P
     Plaintext rows are counted, not failed (rotate leaves them unless asked);
     rows with an unreadable tag or header, and stray rows, fail.
     """
-    serde = bytes_serializer(keyring, allow_plaintext=True)
+    cipher = RowCipher(keyring, allow_plaintext=True)
     report = VerifyReport(expected=db.count_rows())
     bar = open_bar(progress, report.expected, "verify")
     try:
         for rows in db.iter_rows(batch_size):
             for row in rows:
-                report.rows += 1
-                info = row.info
-                if info.kind is RowKind.EMPTY:
-                    report.empty += 1
-                    continue
-                if info.kind is RowKind.PLAINTEXT:
-                    report.plaintext += 1
+                info = report.counts.count(row)
+                if info.kind in (RowKind.EMPTY, RowKind.PLAINTEXT):
                     continue
                 if info.kind is RowKind.STRAY:
                     report.failures.append(stray_failure(row, info))
@@ -61,8 +75,9 @@ def verify(db: Database, *, keyring: Keyring, batch_size: int = 500, progress: P
                 if info.kind is not RowKind.AESGCM or info.key_id != keyring.primary_id:
                     report.not_primary += 1
                 try:
-                    serde.decrypt_row((row.tag, row.blob))
+                    cipher.open(row.tag, row.blob)
                 except SerdeError as e:
+                    report.counts.failed += 1
                     report.failures.append(RowFailure.of(row, describe_failure(info, e)))
                 else:
                     report.decrypted += 1

@@ -56,15 +56,23 @@ def test_the_environment_names_the_database_when_no_option_does(saver_db, capsys
 )
 def test_a_bad_environment_value_is_one_clear_line(saver_db, capsys, monkeypatch, value, says):
     monkeypatch.setenv("SERDE_KIT_DB", value)
-    code, _, err = status_json(capsys)
-    assert code == 1 and err.count("\n") == 1
+    code, report, err = status_json(capsys)
+    assert code == 2 and err == ""  # a configuration error; with --json it is JSON on stdout
+    assert report["error"]["type"] == "ConfigError" and report["error"]["exit_status"] == 2
+    message = report["error"]["message"]
+    assert message.startswith("SERDE_KIT_DB: ") and says in message and "\n" not in message
+    # Without --json: one line on stderr.
+    assert main(["status"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
     assert err.startswith("error: ConfigError: SERDE_KIT_DB: ") and says in err
 
 
 def test_only_one_database_option(saver_db, capsys):
-    with pytest.raises(SystemExit) as info:
-        main(["status", "--db", "sqlite:///app.db", "--mysql", "mysql://x@h/db"])
-    assert info.value.code == 2
+    assert main(["status", "--db", "sqlite:///app.db", "--mysql", "mysql://x@h/db"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: serde-kit status")
+    assert err.splitlines()[-1] == "error: argument --mysql: not allowed with argument --db"
 
 
 def test_unreachable_servers_name_host_and_port_never_the_password(capsys):
@@ -72,9 +80,13 @@ def test_unreachable_servers_name_host_and_port_never_the_password(capsys):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     for url in (f"postgresql://alice:s3cretpw@127.0.0.1:{port}/appdb", f"mysql://alice:s3cretpw@127.0.0.1:{port}/appdb"):
-        code, _, err = status_json(capsys, "--db", url)
-        assert code == 1 and f"127.0.0.1:{port}/appdb" in err and "s3cretpw" not in err, url
-        assert err.startswith("error: ConfigError: cannot connect to ")
+        code, report, _ = status_json(capsys, "--db", url)
+        message = report["error"]["message"]
+        assert code == 3 and f"127.0.0.1:{port}/appdb" in message and "s3cretpw" not in message, url
+        assert report["error"]["type"] == "StoreError" and message.startswith("cannot connect to ")
+        assert main(["status", "--db", url]) == 3
+        err = capsys.readouterr().err
+        assert err.startswith("error: StoreError: cannot connect to ") and "s3cretpw" not in err
 
 
 @pytest.mark.mysql

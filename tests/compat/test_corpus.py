@@ -64,6 +64,12 @@ def test_the_corpus_holds_json_msgpack_encrypted_and_pickle_rows():
     assert {release for release, row in ROWS if row["tag"] == "json"} >= {"1.0.9"}
 
 
+# Rows written from models that do not validate read as their release read them,
+# with serde_kit's once-per-class warning (issue 19).
+_UNVALIDATED = pytest.mark.filterwarnings("ignore:stored .* does not validate:serde_kit.SerdeWarning")
+
+
+@_UNVALIDATED
 @pytest.mark.parametrize(("release", "row"), ROWS, ids=[f"{r}-{row['name']}" for r, row in ROWS])
 def test_row_reads_exactly_or_as_its_release_read_it(release, row):
     outcome = corpus.read_row(release, row)
@@ -93,6 +99,7 @@ _LOSSY_IN_OLD_RELEASES = {
 }
 
 
+@_UNVALIDATED
 @pytest.mark.parametrize("release", corpus.RELEASES)
 def test_only_rows_the_stock_format_loses_are_read_as_the_release_read_them(release):
     lossy = set()

@@ -232,7 +232,7 @@ def test_cipher_object_built_once_per_key_id() -> None:
     rows = [serde.dumps_typed(i) for i in range(5)] + [other.dumps_typed(i) for i in range(5)]
     for row in rows:
         serde.loads_typed(row)
-    ciphers = serde._backend._ciphers
+    ciphers = serde.cipher._backend._ciphers
     assert sorted(ciphers) == ["k1", "k2"]
     first = dict(ciphers)
     serde.loads_typed(rows[0])

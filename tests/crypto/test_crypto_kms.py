@@ -10,7 +10,8 @@ from crypto_helpers import K1, K2
 
 from serde_kit import Serializer
 from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
-from serde_kit.crypto.kms import AwsKms, KeyWrapper, generate_wrapped_entry, wrapped_entry
+from serde_kit.crypto.kms import AwsKms, KeyWrapper, wrapped_entry
+from serde_kit.tools.keygen import generate_wrapped_entry
 from serde_kit.errors import ConfigError, KeyringError
 
 

@@ -123,7 +123,7 @@ def test_keygen_kms_key_file_and_the_lifecycle_on_a_wrapped_keyring(
 
 def test_keygen_kms_key_refused_by_the_kms_is_one_line(capsys, kms_arn: str) -> None:
     code, out, err = _run(capsys, "keygen", "--kms-key", kms_arn + "-gone")
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     assert err.count("\n") == 1 and "KeyringError" in err and "kms:Encrypt" in err
 
 

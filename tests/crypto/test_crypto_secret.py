@@ -18,6 +18,7 @@ from serde_kit import Serializer
 from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
 from serde_kit.crypto.secret import SecretBytes
 from serde_kit.errors import (
+    ConfigError,
     DecryptionError,
     KeyringError,
     MalformedDataError,
@@ -136,6 +137,73 @@ def test_bad_legacy_key_and_bad_constructor_args_leave_no_key() -> None:
     assert_no_key_in_frames(_raised(kr.with_legacy_key, LEGACY_TEXT.encode() + b"x"))
 
 
+class _FailingKms:
+    """A KeyWrapper plug-in whose service fails the way a network client does."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def wrap(self, key: bytes, *, key_id: str) -> bytes:
+        raise AssertionError("not used")
+
+    def unwrap(self, wrapped: bytes, *, key_id: str) -> bytes:
+        try:
+            raise OSError("socket closed")  # chained below, as client libraries do
+        except OSError:
+            raise self.error  # noqa: B904
+
+
+def _holds_key(value: object, depth: int = 0) -> bool:
+    """``value`` is, holds or shows key material (SecretBytes and containers included)."""
+    if isinstance(value, SecretBytes):
+        return value.reveal() in SECRET_BYTES
+    if depth < 4 and isinstance(value, dict):
+        return any(_holds_key(k, depth + 1) or _holds_key(v, depth + 1) for k, v in value.items())
+    if depth < 4 and isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds_key(v, depth + 1) for v in value)
+    return _leaks(value)
+
+
+#: A mixed keyring: a plain key first (decoded, in ``keys``, when the second entry
+#: is unwrapped), then a KMS-wrapped one.
+MIXED = f"k1:{B1}\nk2:kms:{base64.b64encode(b'wrapped-bytes').decode()}\n"
+FAILURES = [ConnectionError("kms unreachable"), TimeoutError("kms timed out"), KeyboardInterrupt()]
+
+
+@pytest.mark.parametrize("error", FAILURES, ids=lambda e: type(e).__name__)
+def test_a_failing_kms_plug_in_leaves_no_key_in_any_frame(
+    error: BaseException, monkeypatch, tmp_path: Path
+) -> None:
+    """Every exception type is scrubbed, not only serde_kit's: the plug-in's own error
+    keeps its type (callers retry on ConnectionError) but no frame below the raise
+    point (_from_file, _parse_entries, _load_keyring, _from_env) holds the plain key."""
+    kms = _FailingKms(error)
+    path = tmp_path / "keys"
+    path.write_text(MIXED)
+    path.chmod(0o600)
+    inline = {"SERDE_KIT_KEYRING": MIXED.strip().replace("\n", ","), "LANGGRAPH_AES_KEY": LEGACY_TEXT}
+    calls = [
+        functools.partial(load_keyring, environ=dict(inline), kms=kms),
+        functools.partial(Keyring.from_env, environ=dict(inline), kms=kms),
+        functools.partial(Keyring.from_file, path, kms=kms),
+        functools.partial(load_keyring, environ={"SERDE_KIT_KEYRING_FILE": str(path)}, kms=kms),
+    ]
+    monkeypatch.setenv("SERDE_KIT_KEYRING", inline["SERDE_KIT_KEYRING"])
+    calls.append(functools.partial(load_keyring, kms=kms))  # os.environ itself must not be in a frame
+    for call in calls:
+        with pytest.raises(type(error)) as info:
+            call()
+        assert info.value is error
+        frames = [f for f in _frames(info.value) if f.f_code.co_filename != __file__]
+        names = {f.f_code.co_name for f in frames}
+        assert "_parse_entries" in names and "_unwrap" in names  # the traceback still says where
+        for frame in frames:
+            for name, value in frame.f_locals.items():
+                assert not _holds_key(value), (
+                    f"{frame.f_code.co_filename}:{frame.f_code.co_name} local {name!r} holds key material"
+                )
+
+
 def _legacy_row(value: object) -> tuple[str, bytes]:
     from Crypto.Cipher import AES
 
@@ -252,6 +320,83 @@ def test_a_symlink_is_checked_where_it_points(tmp_path: Path) -> None:
     (good / "keys").symlink_to(real)
     with pytest.raises(KeyringError, match="writable by group/others"):
         Keyring.from_file(good / "keys")
+
+
+def test_a_symlink_in_a_directory_others_can_write_is_refused(tmp_path: Path) -> None:
+    """The path as given is checked, not only where it ends: whoever can write the
+    link's directory can re-point the link at an old keyring whose key leaked."""
+    real = _key_file(tmp_path / "good")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / "keys").symlink_to(real)
+    with pytest.raises(KeyringError, match=r"shared'.*writable by group/others \(mode 777\).*chmod go-w") as info:
+        Keyring.from_file(shared / "keys")
+    assert isinstance(info.value, ConfigError)
+    with pytest.raises(KeyringError, match="shared"):
+        load_keyring(environ={"SERDE_KIT_KEYRING_FILE": str(shared / "keys")})
+    assert Keyring.from_file(real).ids == ["k1", "k2"]  # the file itself is fine
+
+
+def test_a_link_further_along_a_chain_of_links_is_checked_too(tmp_path: Path) -> None:
+    real = _key_file(tmp_path / "good")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / "hop").symlink_to(real)
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "keys").symlink_to(shared / "hop")  # our link, in our directory, to a link in a 0777 one
+    with pytest.raises(KeyringError, match="shared"):
+        Keyring.from_file(mine / "keys")
+
+
+def test_a_directory_link_on_the_way_is_checked_where_it_points(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    real = _key_file(tmp_path / "shared" / "sub")
+    (tmp_path / "shared").chmod(0o777)
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "dir").symlink_to(tmp_path / "shared" / "sub")
+    with pytest.raises(KeyringError, match="shared"):
+        Keyring.from_file(mine / "dir" / real.name)
+
+
+def test_relative_paths_links_and_dot_dot_that_stay_safe_load(tmp_path: Path, monkeypatch) -> None:
+    real = _key_file(tmp_path / "good")
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "sub").mkdir(mode=0o700)
+    (mine / "keys").symlink_to("../good/keys")  # relative target
+    monkeypatch.chdir(mine / "sub")
+    for path in ("../keys", "../sub/../keys", str(real), "../../good/./keys"):
+        assert Keyring.from_file(path).ids == ["k1", "k2"], path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a symlink to another user")
+def test_a_symlink_owned_by_another_user_in_a_sticky_directory_is_refused(tmp_path: Path) -> None:
+    real = _key_file(tmp_path / "good")
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)  # like /tmp: anyone may create a link here, under their own name
+    (sticky / "keys").symlink_to(real)
+    os.lchown(sticky / "keys", 65534, 65534)
+    with pytest.raises(KeyringError, match=r"symlink .* is owned by uid 65534"):
+        Keyring.from_file(sticky / "keys")
+
+
+def test_the_fix_a_key_file_error_prints_is_quoted_for_the_shell(tmp_path: Path) -> None:
+    """The `run: chmod go-w DIR` line names a path: pasted, it changes the mode and runs nothing else."""
+    shared = tmp_path / "a $(touch pwned) b"
+    real = _key_file(shared)
+    shared.chmod(0o777)
+    with pytest.raises(KeyringError) as info:
+        Keyring.from_file(real)
+    command = str(info.value).split("run: ", 1)[1].split(", or set", 1)[0]
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, timeout=30)
+    assert not (tmp_path / "pwned").exists()
+    assert shared.stat().st_mode & 0o777 == 0o755  # the quoted command did what it says
+    assert Keyring.from_file(real).ids == ["k1", "k2"]
 
 
 # -- environment -----------------------------------------------------------------------

@@ -43,6 +43,7 @@ def test_root_model_and_v1_and_secrets():
     assert rt(SecretBytes(b"pw")).get_secret_value() == b"pw"
 
 
+@pytest.mark.filterwarnings("ignore:stored .* does not validate:serde_kit.SerdeWarning")
 def test_model_that_does_not_validate_reads_back_as_it_was_stored():
     # Built with model_construct, or mutated without validate_assignment: serde_kit
     # writes it, so it must read back (equal), as the stock reader reads it too.
@@ -55,6 +56,7 @@ def test_model_that_does_not_validate_reads_back_as_it_was_stored():
         assert JsonPlusSerializer(allowed_msgpack_modules=True).loads_typed(SERDE.dumps_typed(value)) == value
 
 
+@pytest.mark.filterwarnings("ignore:stored .* does not validate:serde_kit.SerdeWarning")
 def test_unvalidated_v1_model_reads_back_as_stored():
     value = t.OldModel.construct(a="not an int")
     back = rt(value)
@@ -132,7 +134,8 @@ def test_generic_model_allowed_through_its_parametrized_class_or_the_suggested_f
         Serializer(allow=["tests.compat.corpus_types:Box"]),
     ):
         assert serde.loads_typed(row) == Box[int](item=1)
-    with pytest.raises(BlockedTypeError, match=r"allow=\[Box\[int\]\]\) after `from tests.compat.corpus_types import Box`"):
+    # The reader suggests the origin, which allows every parametrisation whose arguments are allowed.
+    with pytest.raises(BlockedTypeError, match=r"allow=\[Box\]\) after `from tests.compat.corpus_types import Box`"):
         Serializer().loads_typed(row)
     with pytest.raises(EncodeError, match=r"allow=\[Box\[int\]\]"):
         Serializer().dumps_typed(Box[int](item=1))
@@ -142,12 +145,32 @@ def test_generic_model_allowed_through_its_parametrized_class_or_the_suggested_f
     assert Serializer().dumps_typed(Box[int](item=1)) == row
 
 
-def test_generic_model_never_built_in_this_process_reads_as_its_origin():
+def test_generic_model_name_with_an_argument_the_allowlist_lacks_is_refused():
     from tests.compat.corpus_types import Box
 
     payload = ormsgpack.packb(["tests.compat.corpus_types", "Box[NeverBuilt]", {"item": 3}, "model_validate_json"])
-    back = Serializer(allow=[Box]).loads(ormsgpack.packb(ormsgpack.Ext(5, payload)))
-    assert type(back) is Box and back.item == 3  # equal to any Box[...] with item=3 under ==
+    with pytest.raises(BlockedTypeError, match=r"Box\[NeverBuilt\]"):
+        Serializer(allow=[Box]).loads(ormsgpack.packb(ormsgpack.Ext(5, payload)))
+
+
+def test_generic_model_is_built_parametrised_from_its_allowed_arguments():
+    # Box[Inner] was never named by this process: it is built from the stored name's
+    # allowed argument, not read back as the bare origin.
+    from tests.compat.corpus_types import Box
+
+    payload = ormsgpack.packb(["tests.compat.corpus_types", "Box[Inner]", {"item": {"n": 4, "when": None}}])
+    back = Serializer(allow=[Box, t.Inner]).loads(ormsgpack.packb(ormsgpack.Ext(5, payload)))
+    assert type(back) is Box[t.Inner] and back.item == t.Inner(n=4)
+    for name, error in [
+        ("Box[int, str]", RebuildError),  # the class takes one argument
+        ("Box[int", BlockedTypeError),
+        ("Box[[int]]", BlockedTypeError),
+        ("Box[int]x", BlockedTypeError),
+        ("Box[os.system]", BlockedTypeError),
+    ]:
+        payload = ormsgpack.packb(["tests.compat.corpus_types", name, {"item": 3}])
+        with pytest.raises(error, match="Box"):
+            Serializer(allow=[Box]).loads(ormsgpack.packb(ormsgpack.Ext(5, payload)))
 
 
 def test_three_element_ext5_payload_of_older_stock_rows_is_read():

@@ -9,11 +9,11 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from serde_kit import EncryptedSerializer, Keyring, Serializer
-from serde_kit.bound_saver import bind_rows
+from serde_kit.bound_saver import MANIFEST_CHANNEL, bind_rows
 from serde_kit.crypto import blob_key_id
 from serde_kit.crypto.blob import blob_binding
 from serde_kit.crypto.binding import RowIdentity
-from serde_kit.errors import ConfigError
+from serde_kit.errors import ConfigError, RowBindingError
 
 pytestmark = pytest.mark.postgres
 
@@ -186,3 +186,187 @@ def test_audit_still_warns_for_inline_values_of_checkpoints_written_before_seali
     assert any(TOKEN in text for text in _checkpoint_texts(postgres_db, "t1"))
     (warning,) = _inline_warnings(_audit(postgres_db))
     assert "api_token" in warning
+
+
+# -- the checkpoint JSONB is plaintext: edits to it are refused (seal_inline + require_bound) --
+
+
+def _sealed_thread(dsn: str, thread: str = "t1") -> dict:
+    """Run two steps through bind_rows(seal_inline, require_bound); the values read back."""
+    with _connect(dsn) as pg:
+        graph = _graph(_saver(pg, seal_inline=True, require_bound=True))
+        graph.invoke({"api_token": TOKEN, "step": "s0", "count": 7, "notes": []}, _conf(thread))
+        graph.invoke({"notes": ["more"]}, _conf(thread))
+        state = graph.get_state(_conf(thread))
+        history = list(graph.get_state_history(_conf(thread)))
+    assert MANIFEST_CHANNEL not in state.values
+    assert all(MANIFEST_CHANNEL not in s.values for s in history)
+    return state.values
+
+
+def _attack(dsn: str, sql: str, *params: object) -> None:
+    """The database writer's edit, on the newest checkpoint of thread t1."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        newest = conn.execute("SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 't1'").fetchone()
+        assert newest is not None
+        conn.execute(sql.replace("$NEWEST", "%s"), (*params, newest[0]))
+
+
+def _read(dsn: str, **options: bool) -> dict:
+    with _connect(dsn) as pg:
+        return _graph(_saver(pg, **options)).get_state(_conf("t1")).values
+
+
+def _history(dsn: str) -> list:
+    with _connect(dsn) as pg:
+        return list(_graph(_saver(pg, seal_inline=True, require_bound=True)).get_state_history(_conf("t1")))
+
+
+def _newest_version(dsn: str, channel: str) -> str:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT checkpoint -> 'channel_versions' ->> %s FROM checkpoints WHERE thread_id = 't1' "
+            "ORDER BY checkpoint_id DESC LIMIT 1",
+            (channel,),
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+SET = "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, %s, %s::jsonb) WHERE checkpoint_id = $NEWEST"
+
+
+def test_a_sealed_checkpoint_reads_back_without_its_manifest(postgres_db: str) -> None:
+    values = _sealed_thread(postgres_db)
+    assert values == {"api_token": TOKEN, "step": STEP_SECRET, "count": 7, "notes": ["n", "more", "n"]}
+    assert not any(TOKEN in text for text in _checkpoint_texts(postgres_db, "t1"))
+
+
+def test_a_plaintext_value_put_in_the_jsonb_is_refused(postgres_db: str) -> None:
+    _sealed_thread(postgres_db)
+    # a value for a channel that holds none in this checkpoint (no blob to override it)
+    _attack(postgres_db, SET, "{channel_values,evil}", '"attacker-chosen"')
+    with pytest.raises(RowBindingError, match="sealed manifest"):
+        _read(postgres_db, seal_inline=True, require_bound=True)
+    with pytest.raises(RowBindingError):
+        _history(postgres_db)  # the list path too
+
+
+def test_a_plaintext_value_in_place_of_a_deleted_blob_is_refused(postgres_db: str) -> None:
+    import psycopg
+
+    _sealed_thread(postgres_db)
+    version = _newest_version(postgres_db, "api_token")
+    with psycopg.connect(postgres_db, autocommit=True) as conn:
+        conn.execute("DELETE FROM checkpoint_blobs WHERE channel = 'api_token' AND version = %s", (version,))
+    _attack(postgres_db, SET, "{channel_values,api_token}", '"attacker-token"')
+    with pytest.raises(RowBindingError, match="api_token"):
+        _read(postgres_db, seal_inline=True, require_bound=True)
+
+
+def test_a_channel_pointed_at_a_version_without_its_blob_is_refused(postgres_db: str) -> None:
+    _sealed_thread(postgres_db)
+    _attack(postgres_db, SET, "{channel_versions,notes}", '"00000000000000000000000000000099.0.1"')
+    with pytest.raises(RowBindingError, match="versions differ"):
+        _read(postgres_db, seal_inline=True, require_bound=True)
+
+
+def test_a_channel_whose_blob_was_deleted_is_refused(postgres_db: str) -> None:
+    import psycopg
+
+    _sealed_thread(postgres_db)
+    version = _newest_version(postgres_db, "count")
+    with psycopg.connect(postgres_db, autocommit=True) as conn:
+        conn.execute("DELETE FROM checkpoint_blobs WHERE channel = 'count' AND version = %s", (version,))
+    with pytest.raises(RowBindingError, match="lost its blob"):
+        _read(postgres_db, seal_inline=True, require_bound=True)
+
+
+def test_a_checkpoint_stripped_of_its_manifest_is_refused(postgres_db: str) -> None:
+    _sealed_thread(postgres_db)
+    _attack(
+        postgres_db,
+        "UPDATE checkpoints SET checkpoint = checkpoint #- %s WHERE checkpoint_id = $NEWEST",
+        ["channel_versions", MANIFEST_CHANNEL],
+    )
+    with pytest.raises(RowBindingError, match="no sealed manifest"):
+        _read(postgres_db, seal_inline=True, require_bound=True)
+
+
+def test_a_manifest_written_into_the_jsonb_is_refused(postgres_db: str) -> None:
+    import json
+
+    import psycopg
+
+    _sealed_thread(postgres_db)
+    with psycopg.connect(postgres_db) as conn:
+        row = conn.execute(
+            "SELECT checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = 't1' ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+    assert row is not None
+    checkpoint_id, checkpoint = row
+    versions = {k: v for k, v in checkpoint["channel_versions"].items() if k != MANIFEST_CHANNEL}
+    forged = {
+        "mark": "serde_kit.manifest/1",
+        "checkpoint_id": checkpoint_id,
+        "versions": versions,
+        "values": ["api_token", "count", "notes", "step"],
+        "primitives": {"api_token": "attacker-token", "count": 7, "step": STEP_SECRET},
+    }
+    checkpoint["channel_versions"] = versions
+    checkpoint["channel_values"] = {MANIFEST_CHANNEL: forged, "api_token": "attacker-token"}
+    _attack(postgres_db, "UPDATE checkpoints SET checkpoint = %s::jsonb WHERE checkpoint_id = $NEWEST", json.dumps(checkpoint))
+    with pytest.raises(RowBindingError, match="not a sealed value"):
+        _read(postgres_db, seal_inline=True, require_bound=True)
+
+
+def test_another_checkpoints_manifest_is_refused(postgres_db: str) -> None:
+    import psycopg
+
+    _sealed_thread(postgres_db)
+    with psycopg.connect(postgres_db) as conn:
+        older = conn.execute(
+            "SELECT checkpoint -> 'channel_versions' ->> %s FROM checkpoints WHERE thread_id = 't1' "
+            "ORDER BY checkpoint_id DESC OFFSET 1 LIMIT 1",
+            (MANIFEST_CHANNEL,),
+        ).fetchone()
+    assert older is not None
+    _attack(postgres_db, SET, ["channel_versions", MANIFEST_CHANNEL], json_string(older[0]))
+    with pytest.raises(RowBindingError, match="another checkpoint"):
+        _read(postgres_db, seal_inline=True, require_bound=True)
+
+
+def json_string(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
+def test_without_require_bound_checkpoints_written_before_sealing_still_read(postgres_db: str) -> None:
+    with _connect(postgres_db) as pg:
+        _graph(_saver(pg)).invoke({"api_token": TOKEN, "step": "s0", "count": 7, "notes": []}, _conf("t1"))
+    assert _read(postgres_db, seal_inline=True)["api_token"] == TOKEN  # the migration mode
+    with pytest.raises(RowBindingError):
+        _read(postgres_db, seal_inline=True, require_bound=True)  # no manifest: not written by the wrapper
+
+
+def test_the_async_saver_refuses_an_edited_checkpoint_too(postgres_db: str) -> None:
+    import asyncio
+
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    _sealed_thread(postgres_db)
+    _attack(postgres_db, SET, "{channel_values,evil}", '"attacker-chosen"')
+
+    async def read() -> None:
+        async with AsyncPostgresSaver.from_conn_string(postgres_db) as saver:
+            saver.serde = EncryptedSerializer(Serializer(), KEYRING)
+            bound = bind_rows(saver, seal_inline=True, require_bound=True)
+            await bound.aget_tuple(_conf("t1"))
+
+    with pytest.raises(RowBindingError, match="sealed manifest"):
+        asyncio.run(read())

@@ -62,7 +62,7 @@ def test_encrypted_database_passes_with_warnings_and_fails_strict(dbs: Databases
         report = audit_store(store)
     assert report.plaintext_rows == 0
     assert all(c.encrypted == c.rows - c.empty for c in report.tables.values())
-    assert {k for c in report.tables.values() for k in c.key_ids} == {KEY_ID}
+    assert {k for c in report.tables.values() for k in c.by_key} == {KEY_ID}
     assert set(report.metadata_keys) == {"source", "step", "parents"}
     assert set(report.metadata_keys.values()) == {report.metadata_rows}
     warnings = report.warnings()
@@ -134,5 +134,5 @@ def test_audit_passes_after_rotate_encrypts_the_plaintext(dbs: Databases, capsys
 
 
 def test_audit_errors(tmp_path, capsys):
-    assert main(["audit", "--sqlite", str(tmp_path / "none.db")]) == 1
+    assert main(["audit", "--sqlite", str(tmp_path / "none.db")]) == 2
     assert "does not exist" in capsys.readouterr().err

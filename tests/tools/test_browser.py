@@ -63,7 +63,7 @@ def test_inspect_diff_of_the_last_step_and_of_two_given_checkpoints(graph_db, ca
     code, out, _ = run(capsys, "inspect", f"--{kind}", location, "diff", "plain-0", "--from", history[-1][0], "--to", history[1][0], "--json")
     assert code == 0 and sorted(json.loads(out)["changed"]) == sorted(wide.changed)
     code, _, err = run(capsys, "inspect", f"--{kind}", location, "diff", "plain-0", "--from", "nope")
-    assert code == 1 and err.startswith("error: ConfigError: no checkpoint 'nope'")
+    assert code == 2 and err.startswith("error: ConfigError: no checkpoint 'nope'")
 
 
 def test_history_shows_each_checkpoints_timestamp(graph_db, capsys, env):

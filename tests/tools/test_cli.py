@@ -85,28 +85,28 @@ def test_rotate_help_says_dry_run_by_default(capsys):
     ],
 )
 def test_usage_errors_exit_2(capsys, argv):
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    assert exit_info.value.code == 2
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: serde-kit") and err.splitlines()[-1].startswith("error: ")
 
 
 def test_no_database_anywhere_says_how_to_name_one(capsys, monkeypatch, no_keyring_env):
     monkeypatch.delenv("SERDE_KIT_DB", raising=False)
     code, out, err = run(capsys, "status")
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     assert err.startswith("error: ConfigError: no database given") and "--db URL" in err and "SERDE_KIT_DB" in err
 
 
 def test_missing_database_is_a_clear_error(capsys, tmp_path, no_keyring_env):
     code, out, err = run(capsys, "status", "--sqlite", str(tmp_path / "missing.db"))
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     assert err.startswith("error: ConfigError: ") and "does not exist" in err
     assert not (tmp_path / "missing.db").exists()
 
 
 def test_rotate_without_keyring_says_what_to_set(capsys, graph_sqlite_db, no_keyring_env):
     code, _, err = run(capsys, "rotate", "--sqlite", graph_sqlite_db)
-    assert code == 1
+    assert code == 2
     assert err.startswith("error: KeyringError: ") and "SERDE_KIT_KEYRING" in err and "keygen" in err
 
 
@@ -163,7 +163,7 @@ def test_keyring_file_from_env(capsys, graph_sqlite_db, tmp_path, no_keyring_env
     assert code == 0 and "rows under key k1" in out
     os.chmod(path, 0o644)
     code, _, err = run(capsys, "rotate", "--sqlite", graph_sqlite_db)
-    assert code == 1 and "KeyringError" in err and "chmod 600" in err
+    assert code == 2 and "KeyringError" in err and "chmod 600" in err
 
 
 def test_keygen_prints_env_and_file_formats(capsys, tmp_path, no_keyring_env):
@@ -186,7 +186,7 @@ def test_keygen_file_and_extend(capsys, tmp_path, no_keyring_env, monkeypatch):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert Keyring.from_file(path).ids == ["k8"]
     code, _, err = run(capsys, "keygen", "--file", str(path))
-    assert code == 1 and "refusing to overwrite" in err
+    assert code == 2 and "refusing to overwrite" in err
 
     monkeypatch.setenv("SERDE_KIT_KEYRING", Keyring({"k1": K1}, primary="k1").to_env_value())
     code, out, _ = run(capsys, "keygen", "--id", "k9", "--extend")
@@ -209,7 +209,7 @@ def test_postgres_flow(capsys, graph_postgres_db, keyring_env):
 
 def test_unreachable_postgres_message(capsys, no_keyring_env):
     code, _, err = run(capsys, "status", "--postgres", "postgresql://bob:hunter22@127.0.0.1:1/db")
-    assert code == 1 and "127.0.0.1:1/db" in err and "hunter22" not in err
+    assert code == 3 and "127.0.0.1:1/db" in err and "hunter22" not in err
 
 
 # -- real processes ----------------------------------------------------------
@@ -250,7 +250,7 @@ def test_serde_kit_console_script(graph_sqlite_db):
         text=True,
         timeout=120,
     )
-    assert bad.returncode == 1 and bad.stderr.startswith("error: ConfigError:")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ConfigError:")
     assert "Traceback" not in bad.stderr
 
 

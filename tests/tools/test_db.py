@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import uuid
 import sqlite3
 
 import psycopg
@@ -54,10 +55,11 @@ def test_not_a_langgraph_database_names_the_missing_tables(tmp_path):
         open_database(sqlite=str(path))
 
 
-def test_garbage_file_is_a_config_error(tmp_path):
+def test_garbage_file_is_a_store_error(tmp_path):
+    # A file that cannot be read as a database is "cannot read" (exit 3), not a usage error.
     path = tmp_path / "garbage.db"
     path.write_bytes(b"this is not sqlite at all" * 100)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(StoreError, match="cannot read"):
         open_database(sqlite=str(path))
 
 
@@ -73,7 +75,7 @@ def test_unreachable_postgres_names_host_and_port_not_password():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     dsn = f"postgresql://alice:s3cretpw@127.0.0.1:{port}/appdb"
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(StoreError) as info:
         open_database(postgres=dsn)
     message = str(info.value)
     assert f"127.0.0.1:{port}/appdb" in message
@@ -189,7 +191,7 @@ def test_sqlite_readonly_cannot_write(graph_sqlite_db):
 def test_postgres_readonly_cannot_write(graph_postgres_db):
     with open_database(postgres=graph_postgres_db) as store:
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
-            store.conn.execute("DELETE FROM checkpoint_writes")
+            store.conn.execute("DELETE FROM public.checkpoint_writes")
         with pytest.raises(ConfigError, match="read-only"):
             store.batch(store.tables[0], after=None, limit=5)
     assert sql_counts_postgres(graph_postgres_db)["checkpoint_writes"] > 0
@@ -333,3 +335,122 @@ def test_compare_and_swap_chunks_gives_one_result_per_item_in_order(kind, reques
         ("bytes", b"a"), (rows[1].tag, rows[1].blob), (rows[2].tag, rows[2].blob),
         ("bytes", b"d"), ("bytes", b"e"), (rows[5].tag, rows[5].blob),
     ]
+
+
+# -- the layouts the dialects know ---------------------------------------------------------
+
+
+@pytest.mark.postgres
+def test_shallow_postgres_saver_layout_is_known(postgres_db):
+    import warnings
+
+    from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
+
+    from rotate_fixtures import populate, serde_for
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with ShallowPostgresSaver.from_conn_string(postgres_db) as saver:
+            saver.setup()
+
+    def factory(serde):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def open_shallow():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                with ShallowPostgresSaver.from_conn_string(postgres_db) as s:
+                    s.serde = serde
+                    yield s
+
+        return open_shallow()
+
+    populate(factory, threads_per_group=1)
+    with open_database(postgres=postgres_db) as store:
+        assert store.table("checkpoint_blobs").pk_columns == ("thread_id", "checkpoint_ns", "channel")
+        rows = raw_rows(store)
+    assert any(table == "checkpoint_blobs" for table, _pk in rows)
+
+
+@pytest.mark.mysql
+@pytest.mark.parametrize(
+    ("blobs", "writes"),
+    [
+        (("thread_id", "channel", "version"), ("thread_id", "checkpoint_id", "task_id", "idx")),
+        (("thread_id", "checkpoint_ns", "channel", "version"), ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")),
+    ],
+    ids=["before-ns-hash", "first-release"],
+)
+def test_older_mysql_saver_layouts_are_known(graph_mysql_db, mysql_server, blobs, writes):
+    database = graph_mysql_db.rsplit("/", 1)[-1]
+    with mysql_server.connect(database) as conn, conn.cursor() as cur:
+        for table, key in (("checkpoint_blobs", blobs), ("checkpoint_writes", writes)):
+            # the first release's checkpoint_ns was VARCHAR(150): a key of 2000 characters does not fit
+            cur.execute(
+                f"ALTER TABLE {table} MODIFY COLUMN checkpoint_ns VARCHAR(150) NOT NULL DEFAULT '', "
+                f"DROP PRIMARY KEY, ADD PRIMARY KEY ({', '.join(key)})"
+            )
+    with open_database(mysql=graph_mysql_db) as store:
+        assert store.table("checkpoint_blobs").pk_columns == blobs
+        assert store.table("checkpoint_writes").pk_columns == writes
+        assert sum(len(page) for page in store.iter_rows(100)) > 0
+
+
+@pytest.mark.mysql
+def test_mysql_database_name_is_quoted_with_doubled_backticks(mysql_server, graph_mysql_template):
+    # The database name comes from the DSN, not the catalog, but is an identifier all the same.
+    import urllib.parse
+
+    name = f"we`ird;db {uuid.uuid4().hex[:6]}"
+    source = graph_mysql_template.rsplit("/", 1)[-1]
+    quoted = "`" + name.replace("`", "``") + "`"
+    with mysql_server.connect() as conn, conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {quoted} CHARACTER SET utf8mb4")
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"):
+            cur.execute(f"CREATE TABLE {quoted}.`{table}` LIKE `{source}`.`{table}`")
+            cur.execute(f"INSERT INTO {quoted}.`{table}` SELECT * FROM `{source}`.`{table}`")
+    try:
+        dsn = mysql_server.dsn_for(urllib.parse.quote(name, safe=""))
+        with open_database(mysql=dsn) as store:
+            assert store.ref("checkpoint_writes") == f"{quoted}.`checkpoint_writes`"
+            assert sum(len(page) for page in store.iter_rows(100)) > 0
+    finally:
+        with mysql_server.connect() as conn, conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE {quoted}")
+
+
+def test_known_key_takes_the_layouts_constant_and_names_what_differs():
+    from serde_kit.tools.db.catalog import known_key
+    from serde_kit.tools.db.postgres import LAYOUT
+
+    writes = LAYOUT.keys["checkpoint_writes"][0]
+    found = known_key("here", LAYOUT, "checkpoint_writes", [(True, tuple(writes))])
+    assert found is writes  # the constant itself, not the catalog's strings
+    evil = 'x" || (SELECT public.evil()) || "x'
+    # a primary key that grew a column: the unique index on the saver's columns is used
+    assert known_key("here", LAYOUT, "checkpoint_writes", [(True, (*writes, evil)), (False, writes)]) is writes
+    with pytest.raises(StoreError) as info:
+        known_key("here", LAYOUT, "checkpoint_writes", [(True, (*writes, evil + "\ud800\n"))])
+    message = str(info.value)
+    assert "\n" not in message and "\ud800" not in message and message.isascii()
+    assert "primary key" in message and "langgraph-checkpoint-postgres" in message
+    with pytest.raises(StoreError, match="no primary key"):
+        known_key("here", LAYOUT, "checkpoint_writes", [])
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgress://app:pw@db.example:5432/app", "postgress://...@db.example:5432/app"),
+        ("postgresql://db.example/app", "postgresql://db.example/app"),
+        ("postgresql://app:p/w@host/app", "postgresql://..."),  # the netloc ends at the '/': 'p' is no port
+        ("mysql://app:pw@h/we`ird", "mysql://...@h/..."),
+        ("app:pw@host/db", ""),
+        ("sqlite:///x.db", "sqlite:///x.db"),
+    ],
+)
+def test_masked_url_shows_only_plain_parsed_parts(url, shown):
+    from serde_kit.tools.db.address import masked
+
+    assert masked(url) == shown

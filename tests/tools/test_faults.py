@@ -302,10 +302,10 @@ def test_a_role_without_update_or_select_gets_one_line(graph_postgres_db, capsys
     try:
         code, out, err = run(capsys, "rotate", "--postgres", reader, "--apply", "--encrypt-plaintext")
         line = one_line_error(err, "StoreError")
-        assert code == 1 and "permission denied" in line and "UPDATE" in line
+        assert code == 3 and "permission denied" in line and "UPDATE" in line
         code, out, err = run(capsys, "status", "--postgres", nobody)
         line = one_line_error(err, "StoreError")
-        assert code == 1 and "permission denied" in line and "SELECT" in line
+        assert code == 3 and "permission denied" in line and "SELECT" in line
     finally:
         with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
             admin.execute("REVOKE ALL ON checkpoint_blobs, checkpoint_writes, checkpoints FROM serde_reader")
@@ -321,7 +321,7 @@ def test_a_read_only_postgres_database_gets_one_line(graph_postgres_db, capsys, 
     with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
         admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
     code, out, err = run(capsys, "rotate", "--postgres", graph_postgres_db, "--apply", "--encrypt-plaintext")
-    assert code == 1 and "read-only" in one_line_error(err, "StoreError")
+    assert code == 3 and "read-only" in one_line_error(err, "StoreError")
 
 
 def test_a_wal_database_without_its_shm_on_a_read_only_place_says_why(graph_sqlite_db, tmp_path):
@@ -516,7 +516,7 @@ def test_a_mysql_user_without_update_gets_one_line(graph_mysql_db, mysql_server,
         assert run(capsys, "status", "--mysql", reader)[0] == 0
         code, out, err = run(capsys, "rotate", "--mysql", reader, "--apply", "--encrypt-plaintext")
         line = one_line_error(err, "StoreError")
-        assert code == 1 and "UPDATE command denied" in line and "needs SELECT (and UPDATE" in line
+        assert code == 3 and "UPDATE command denied" in line and "needs SELECT (and UPDATE" in line
     finally:
         with mysql_server.connect() as admin, admin.cursor() as cur:
             cur.execute("DROP USER 'serde_reader'@'127.0.0.1'")

@@ -152,7 +152,7 @@ def test_a_read_only_database_file(cli, place):
     assert code == 0, err  # reading is fine: the directory is writable (SQLite makes its -shm there)
     code, err = _run(cli, "rotate", "--sqlite", str(db), "--apply", "--encrypt-plaintext", "--upgrade-legacy")
     line = _one_line(err, "StoreError")
-    assert code == 1 and "cannot be written" in line and "readonly" in line and "permissions" in line, line
+    assert code == 3 and "cannot be written" in line and "readonly" in line and "permissions" in line, line
     assert _files(place)[db.name] == before
     assert _rows_after(place) == before_rows
 
@@ -166,7 +166,7 @@ def test_a_read_only_directory_so_the_rollback_journal_cannot_be_created(cli, pl
     before = _files(place)
     code, err = _run(cli, "rotate", "--sqlite", str(db), "--apply", "--encrypt-plaintext", "--upgrade-legacy")
     line = _one_line(err, "StoreError")
-    assert code == 1 and "cannot be written" in line and "journal beside the file" in line, line
+    assert code == 3 and "cannot be written" in line and "journal beside the file" in line, line
     assert _files(place) == before  # no journal left, the database unchanged
     assert _rows_after(place) == before_rows
 
@@ -185,6 +185,6 @@ def test_a_wal_database_in_a_read_only_place_without_its_shm(cli, place, wal_fil
     for argv in (["status"], ["rotate", "--apply", "--encrypt-plaintext"]):
         code, err = _run(cli, *argv, "--sqlite", str(db))
         line = _one_line(err, "StoreError")
-        assert code == 1 and "WAL database" in line and "app.db-shm" in line and "read-only" in line, line
+        assert code == 3 and "WAL database" in line and "app.db-shm" in line and "read-only" in line, line
         assert _files(place) == before
     assert _rows_after(place) == before_rows

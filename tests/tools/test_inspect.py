@@ -226,7 +226,7 @@ def _one_row(dbs: Databases, channel: str, thread: str):
     with dbs.store("mixed") as store:
         table, col, mark = store.layout.writes_table, store.quote(store.layout.writes_blob), store.mark
         [(tag, blob)] = store.query(
-            f"SELECT type, {col} FROM {table} WHERE thread_id = {mark} AND channel = {mark} LIMIT 1",
+            f"SELECT type, {col} FROM {store.ref(table)} WHERE thread_id = {mark} AND channel = {mark} LIMIT 1",
             (thread, channel),
         )
     return tag, bytes(blob)
@@ -302,29 +302,29 @@ def test_cli_json_checkpoint_and_history(dbs: Databases, capsys, monkeypatch):
 
 
 def test_cli_errors_are_clear(dbs: Databases, tmp_path, capsys, monkeypatch):
-    assert main(["inspect", "--sqlite", str(tmp_path / "missing.db")]) == 1
+    assert main(["inspect", "--sqlite", str(tmp_path / "missing.db")]) == 2
     assert "error: ConfigError:" in capsys.readouterr().err
     assert not (tmp_path / "missing.db").exists()
 
     empty = tmp_path / "other.db"
     sqlite3.connect(empty).close()
-    assert main(["inspect", "--sqlite", str(empty)]) == 1
+    assert main(["inspect", "--sqlite", str(empty)]) == 2
     assert "not a LangGraph SqliteSaver database" in capsys.readouterr().err
 
-    assert main(["inspect", "--postgres", "postgresql://nobody@127.0.0.1:1/none"]) == 1
+    assert main(["inspect", "--postgres", "postgresql://nobody@127.0.0.1:1/none"]) == 3
     assert "cannot connect to PostgreSQL at 127.0.0.1:1" in capsys.readouterr().err
 
-    assert main(["inspect", *dbs.args("mixed"), "--thread", "nope"]) == 1
+    assert main(["inspect", *dbs.args("mixed"), "--thread", "nope"]) == 2
     assert "no thread 'nope'" in capsys.readouterr().err
 
-    assert main(["inspect", "--blob", "zz"]) == 1
+    assert main(["inspect", "--blob", "zz"]) == 2
     assert "not valid hex" in capsys.readouterr().err
 
-    assert main(["inspect", "--history"]) == 1
+    assert main(["inspect", "--history"]) == 2
     assert "give --db URL, --sqlite PATH, --postgres DSN or --mysql DSN" in capsys.readouterr().err
 
     monkeypatch.setenv("SERDE_KIT_KEYRING", "k1:not-base64!")
-    assert main(["inspect", *dbs.args("mixed"), "--thread", "plain-paused"]) == 1
+    assert main(["inspect", *dbs.args("mixed"), "--thread", "plain-paused"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: KeyringError:")
     with pytest.raises(KeyringError):
@@ -449,6 +449,6 @@ def test_sqlite_database_from_before_task_path(tmp_path, capsys):
 @pytest.mark.postgres
 def test_postgres_database_without_saver_tables(postgres_server, capsys):
     dsn = postgres_server.new_database("not_langgraph")
-    assert main(["inspect", "--postgres", dsn]) == 1
+    assert main(["inspect", "--postgres", dsn]) == 2
     err = capsys.readouterr().err
     assert "error: ConfigError:" in err and "not a LangGraph PostgresSaver database" in err

@@ -24,7 +24,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.types import Send
 
-from serde_kit.errors import DecodeError, MalformedDataError, UnknownTagError
+from serde_kit import Limits
+from serde_kit.errors import DecodeError, LimitExceededError, MalformedDataError, UnknownTagError
 from serde_kit.tools.render import render_msgpack, render_typed
 
 STOCK = JsonPlusSerializer(allowed_msgpack_modules=None)
@@ -283,7 +284,7 @@ def test_code_3_method_is_shown_not_called():
         (ext(6, ("<f8", [-1], "C", b"")), MalformedDataError, "shape"),
         (ext(6, ("<f8", [1], "Z", b"")), MalformedDataError, "order"),
         (ext(6, [1, 2]), MalformedDataError, "dtype, shape"),
-        (ormsgpack.packb(ormsgpack.Ext(7, b"\x92")), MalformedDataError, "do not decode"),
+        (ormsgpack.packb(ormsgpack.Ext(7, b"\x92")), MalformedDataError, "invalid msgpack"),
         (ormsgpack.packb(ormsgpack.Ext(9, b"\xc0")), UnknownTagError, "ext code 9"),
     ],
 )
@@ -296,10 +297,13 @@ def test_deeply_nested_ext_is_bounded():
     inner = ormsgpack.packb(None)
     for _ in range(200):
         inner = ormsgpack.packb(ormsgpack.Ext(7, inner))
-    with pytest.raises(MalformedDataError, match="deeper than"):
+    # the serializer's own ext depth bound, named in the error
+    with pytest.raises(LimitExceededError, match="max_ext_depth=64"):
         render_msgpack(inner)
+    with pytest.raises(MalformedDataError, match="deeper than 100"):
+        render_msgpack(inner, max_depth=100, limits=Limits(max_ext_depth=256))
     # a generous bound decodes the same bytes
-    got = render_msgpack(inner, max_depth=1000)
+    got = render_msgpack(inner, limits=Limits(max_ext_depth=256))
     for _ in range(200):
         got = got["value"]
     assert got is None
@@ -314,8 +318,8 @@ def test_deeply_nested_arrays_are_bounded():
     deep = ormsgpack.packb(None)
     for _ in range(2000):
         deep = ormsgpack.packb(ormsgpack.Ext(7, deep))
-    with pytest.raises(MalformedDataError):
-        render_msgpack(deep, max_depth=100_000)
+    with pytest.raises(DecodeError):
+        render_msgpack(deep, max_depth=100_000, limits=Limits(max_ext_depth=256))
 
 
 @settings(max_examples=300, deadline=None)

@@ -344,7 +344,7 @@ def test_rows_in_a_subgraph_namespace_are_bound_to_it(graph_db):
     with SAVERS[kind](location, EncryptedSerializer(inner_serializer(), K_OLD)) as saver:
         _subgraph_app(saver).invoke({"log": ["start"]}, cfg("sub-1"))  # stops at the interrupt
     with _store(kind, location) as store:
-        ns_rows = store.query(f"SELECT DISTINCT checkpoint_ns FROM {store.tables[0].name} WHERE thread_id = {store.mark}", ["sub-1"])
+        ns_rows = store.query(f"SELECT DISTINCT checkpoint_ns FROM {store.ref(store.tables[0].name)} WHERE thread_id = {store.mark}", ["sub-1"])
         assert any(ns for (ns,) in ns_rows), ns_rows  # the subgraph wrote rows in its namespace
         assert rotate(store, keyring=K_ROTATE, apply=True, bind=True, **ALL).ok
     serde = EncryptedSerializer(inner_serializer(), K_ROTATE)

@@ -30,7 +30,7 @@ def test_classify_parsed_is_classify_row_plus_the_parse_on_every_call():
     for _ in range(3):  # the first call parses; later ones take the seen-header path
         tag, blob = old.dumps_typed({"a": 1})
         info, parsed = classify_parsed(tag, blob)
-        assert info == classify_row(tag, blob) == (RowKind.AESGCM, "msgpack", "k1", None)
+        assert info == classify_row(tag, blob) == (RowKind.AESGCM, "msgpack", "k1", None, False)
         assert _parts(parsed) == _parts(parse_blob(blob))
     with row_scope("t1", "ns"):
         tag, blob = old.dumps_typed({"a": 1})

@@ -12,12 +12,10 @@ from typing import Any
 
 from serde_kit.errors import ConfigError
 
+from .address import masked
 from .base import Database as Database
 from .batch import Batch as Batch
-from .model import EMPTY_TAG as EMPTY_TAG
-from .model import Layout as Layout
-from .model import Row as Row
-from .model import Table as Table
+from .model import EMPTY_TAG as EMPTY_TAG, Layout as Layout, Row as Row, Table as Table
 
 __all__ = ["EMPTY_TAG", "ENV_VAR", "Batch", "Database", "Layout", "Row", "Table", "open_database", "split_url"]
 
@@ -38,8 +36,11 @@ def split_url(url: str) -> tuple[str, str]:
     scheme, sep, rest = url.partition("://")
     dialect = _SCHEMES.get(scheme.lower().split("+")[0]) if sep else None
     if dialect is None:
+        # Only parts parsed out of the URL, never its text: a typo'd URL still holds its password.
+        shown = masked(url)
         raise ConfigError(
-            f"{url[:40]!r} is not a database URL; use sqlite:///PATH, postgresql://... or mysql://..."
+            f"{shown or 'the value'} is not a database URL (no scheme serde-kit knows); "
+            "use sqlite:///PATH, postgresql://... or mysql://..."
         )
     if dialect == "sqlite":
         if not rest.startswith("/") or rest == "/":

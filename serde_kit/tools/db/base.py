@@ -36,10 +36,42 @@ class Database(SaverQueries, ABC):
     tables: tuple[Table, ...]
     readonly: bool
 
+    #: table name -> its schema-qualified, quoted SQL name (set when the tables are found)
+    _refs: dict[str, str]
+
     # -- dialect hooks ---------------------------------------------------------
     def quote(self, name: str) -> str:
-        """``name`` as an identifier."""
-        return f'"{name}"'
+        """``name`` as a quoted identifier (an embedded quote doubled).
+
+        Only the layout's constant names reach here (and, on PostgreSQL, the
+        schema the catalog put a saver table in); the quoting is the second wall.
+        """
+        if "\x00" in name:
+            raise StoreError(f"an identifier with a NUL character cannot be quoted: {name!r}")
+        return '"' + name.replace('"', '""') + '"'
+
+    def ref(self, table: str) -> str:
+        """The SQL name of saver table ``table``: schema-qualified and quoted."""
+        refs: dict[str, str] = getattr(self, "_refs", {})
+        found = refs.get(table)
+        return self.quote(table) if found is None else found
+
+    def row_identity(self, row: Row) -> tuple[str, str] | None:
+        """``(thread_id, checkpoint_ns)`` from a row's own key, or None (no thread, e.g. ``cache``)."""
+        columns = self._key_columns(row.table)
+        if "thread_id" not in columns or "checkpoint_ns" not in columns:
+            return None
+        thread_id = row.pk[columns.index("thread_id")]
+        ns = row.pk[columns.index("checkpoint_ns")]
+        if thread_id is None or not isinstance(ns, str):
+            return None
+        return str(thread_id), ns
+
+    def _key_columns(self, table: str) -> tuple[str, ...]:
+        for t in self.tables:
+            if t.name == table:
+                return t.pk_columns
+        return ()
 
     def null_safe_equal(self, column: str) -> str:
         """SQL true when ``column`` equals the bound value, NULL equal to NULL."""
@@ -148,7 +180,7 @@ class Database(SaverQueries, ABC):
             columns.append(self._cols(extra))
         columns += [self.quote(table.tag_column), blob]
         return (
-            f"SELECT {', '.join(columns)} FROM {self.quote(table.name)}{where} "
+            f"SELECT {', '.join(columns)} FROM {self.ref(table.name)}{where} "
             f"ORDER BY {self._cols(table.walk_columns)} LIMIT {self.mark} {lock}"
         ).rstrip()
 
@@ -203,7 +235,7 @@ class Database(SaverQueries, ABC):
     ) -> int:
         """Rows of ``table`` matching the conditions (all rows when none are given)."""
         where, params = self._where(table, after=after, until=until, exclude_header=exclude_header, claim=claim)
-        return int(self._execute(f"SELECT count(*) FROM {self.quote(table.name)}{where}", params).fetchone()[0])
+        return int(self._execute(f"SELECT count(*) FROM {self.ref(table.name)}{where}", params).fetchone()[0])
 
     def count_rows_by_table(self) -> dict[str, int]:
         """Number of rows per table."""
@@ -289,7 +321,7 @@ class Database(SaverQueries, ABC):
         t = table
         match = " AND ".join(f"{self.quote(c)} = {self.mark}" for c in t.walk_columns)
         return (
-            f"UPDATE {self.quote(t.name)} SET {self.quote(t.tag_column)} = {self.mark}, "
+            f"UPDATE {self.ref(t.name)} SET {self.quote(t.tag_column)} = {self.mark}, "
             f"{self.quote(t.blob_column)} = {self.mark} WHERE {match} "
             f"AND {self.null_safe_equal(self.quote(t.tag_column))} AND {self.quote(t.blob_column)} = {self.mark}"
         )
@@ -299,7 +331,7 @@ class Database(SaverQueries, ABC):
         t = table
         match = " AND ".join(f"{self.quote(c)} = {self.mark}" for c in t.walk_columns)
         return (
-            f"SELECT {self.quote(t.tag_column)}, {self.quote(t.blob_column)} FROM {self.quote(t.name)} "
+            f"SELECT {self.quote(t.tag_column)}, {self.quote(t.blob_column)} FROM {self.ref(t.name)} "
             f"WHERE {match} {lock}"
         ).rstrip()
 
@@ -339,7 +371,7 @@ class ServerDatabase(Database):
             pass  # already gone: that is why we reconnect
         try:
             self._connect()
-        except ConfigError as e:
+        except StoreError as e:
             raise StoreError(str(e), transient=True) from None
 
     def describe(self) -> str:

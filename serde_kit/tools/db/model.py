@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from serde_kit.crypto.blob import ParsedBlob
@@ -147,6 +147,9 @@ class Layout:
     ``checkpoint_serde`` is True when ``checkpoints.checkpoint`` goes through
     ``serde`` (SqliteSaver) and False when it is plain JSON with channel values
     in ``blobs_table`` (PostgreSQL and MySQL savers).
+    ``keys`` are constants read from the saver packages' migrations: the
+    catalog is only compared with them, and SQL is built from these strings,
+    never from a name the database returned.
     """
 
     saver: str
@@ -156,6 +159,15 @@ class Layout:
     checkpoint_serde: bool
     blobs_table: str | None = None
     optional: frozenset[str] = frozenset()
+    #: table -> the key column lists the saver's releases create, newest first
+    keys: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    #: the package whose migrations these layouts come from (for messages)
+    package: str = ""
+
+    @property
+    def all_tables(self) -> tuple[str, ...]:
+        """Every table the tools read: the ``serde`` tables and ``checkpoints``."""
+        return tuple(dict.fromkeys([*self.serde_tables, "checkpoints"]))
 
 
 def driver_value(raw: Any) -> Any:

@@ -8,8 +8,9 @@ checkpoint_writes type   `blob`
 ================= ====== ======
 
 As with PostgreSQL, ``checkpoints.checkpoint`` and ``metadata`` are JSON the
-saver writes itself.  Primary keys (which include ``checkpoint_ns_hash``) come
-from ``information_schema``.  InnoDB row locks give the same claim strategy as
+saver writes itself.  The key columns (``checkpoint_ns_hash`` in the current
+releases) are the saver's own; ``information_schema`` is only compared with
+them (:mod:`.catalog`), and tables are named ```database`.`table```.  InnoDB row locks give the same claim strategy as
 PostgreSQL (``FOR UPDATE NOWAIT``, then ``SKIP LOCKED``; MariaDB 10.6+, MySQL 8+).
 
 DSN: ``mysql://user:password@host:port/database`` with optional
@@ -26,8 +27,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from serde_kit.errors import ConfigError, StoreError
 
+from .address import masked, scrub, url_secrets
 from .base import ServerDatabase
 from .batch import SqlBatch
+from .catalog import CatalogKey, known_key
 from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "MysqlDatabase", "parse_mysql_dsn"]
@@ -39,7 +42,24 @@ LAYOUT = Layout(
     writes_blob="blob",
     checkpoint_serde=False,
     blobs_table="checkpoint_blobs",
+    # langgraph-checkpoint-mysql migrations: current (checkpoint_ns_hash), the one before, the first.
+    keys={
+        "checkpoint_blobs": (
+            ("thread_id", "checkpoint_ns_hash", "channel", "version"),
+            ("thread_id", "channel", "version"),
+            ("thread_id", "checkpoint_ns", "channel", "version"),
+        ),
+        "checkpoint_writes": (
+            ("thread_id", "checkpoint_ns_hash", "checkpoint_id", "task_id", "idx"),
+            ("thread_id", "checkpoint_id", "task_id", "idx"),
+            ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+        ),
+    },
+    package="langgraph-checkpoint-mysql",
 )
+
+#: checkpoint_ns_hash of the root namespace: the saver stores UNHEX(MD5(checkpoint_ns)).
+_ROOT_NS_HASH = hashlib.md5(b"").digest()
 
 # MySQL/MariaDB error numbers (server and client).
 _LOCK_WAIT_TIMEOUT = 1205
@@ -53,9 +73,16 @@ _LOST = (2006, 2013, 2003, 2002, 2055, 1927, 1053)
 
 def parse_mysql_dsn(dsn: str) -> dict[str, Any]:
     """pymysql ``connect`` arguments for ``mysql://user:password@host:port/db[?unix_socket=...]``."""
-    parts = urlsplit(dsn)
+    try:
+        parts = urlsplit(dsn)
+    except ValueError:
+        raise ConfigError("the MySQL DSN cannot be parsed; the form is mysql://user@host:port/database") from None
     if parts.scheme not in ("mysql", "mariadb", "mysql+pymysql"):
-        raise ConfigError(f"a MySQL DSN starts with mysql://, not {parts.scheme or dsn[:10]!r}://")
+        # Never the DSN's text: a typo can put the password anywhere in it.
+        shown = masked(dsn)
+        raise ConfigError(
+            "a MySQL DSN starts with mysql:// or mariadb://" + (f", not {shown}" if shown else "")
+        )
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     args: dict[str, Any] = {
         "host": parts.hostname or "localhost",
@@ -134,7 +161,7 @@ class _MysqlBatch(SqlBatch):
         # cost), and a row the application rewrote still never matches.
         blob = f"t.{q(t.blob_column)}"
         sql = (
-            f"UPDATE {q(t.name)} AS t JOIN ({rows}) AS v ON {match} "
+            f"UPDATE {db.ref(t.name)} AS t JOIN ({rows}) AS v ON {match} "
             f"AND t.{q(t.tag_column)} <=> v.old_tag AND length({blob}) = v.old_len AND SHA2({blob}, 256) = v.old_sha "
             f"SET t.{q(t.tag_column)} = v.new_tag, {blob} = v.new_blob"
         )
@@ -166,6 +193,10 @@ class MysqlDatabase(ServerDatabase):
         a = self._args
         place = a.get("unix_socket") or f"{a['host']}:{a.get('port', 3306)}"
         self._where_text = f"{place}/{a['database']} as user {a['user']}"
+        self._secrets = [dsn, *url_secrets(dsn)]
+        if a.get("password"):
+            self._secrets.append(str(a["password"]))
+        self._ns_by_hash: dict[bytes, str | None] = {_ROOT_NS_HASH: ""}
         self._open()
 
     def _connect(self) -> None:
@@ -177,18 +208,17 @@ class MysqlDatabase(ServerDatabase):
             if self.readonly:
                 self.conn.cursor().execute("SET SESSION TRANSACTION READ ONLY")
         except pymysql.MySQLError as e:
-            raise ConfigError(f"cannot connect to MySQL at {self._where_text}: {self._first_line(e)}") from None
+            raise StoreError(f"cannot connect to MySQL at {self._where_text}: {self._first_line(e)}") from None
 
     def _first_line(self, e: BaseException) -> str:
         args: tuple[Any, ...] = e.args
-        text = str(args[1]) if len(args) >= 2 else str(e)
-        password = self._args.get("password")
-        if password:
-            text = text.replace(str(password), "***")
+        text = scrub(str(args[1]) if len(args) >= 2 else str(e), self._secrets)
         return text.strip().splitlines()[0] if text.strip() else type(e).__name__
 
     def quote(self, name: str) -> str:
-        return f"`{name}`"
+        if "\x00" in name:
+            raise StoreError(f"an identifier with a NUL character cannot be quoted: {name!r}")
+        return "`" + name.replace("`", "``") + "`"
 
     def _literal(self, value: Any) -> str:
         """``value`` as an SQL literal of this connection (bytes as a hex literal)."""
@@ -268,6 +298,7 @@ class MysqlDatabase(ServerDatabase):
     def _discover(self) -> tuple[Table, ...]:
         tables = []
         schema = self._args["database"]
+        self._refs = {name: f"{self.quote(schema)}.{self.quote(name)}" for name in self.layout.all_tables}
         for name, (tag_col, blob_col) in self.layout.serde_tables.items():
             columns = {
                 r[0]
@@ -281,21 +312,49 @@ class MysqlDatabase(ServerDatabase):
                     f"MySQL database {self._where_text} is not a LangGraph MySQL saver database: table {name} "
                     "missing (run saver.setup() once, or check the database)"
                 )
-            pk = tuple(
-                r[0]
-                for r in self._execute(
-                    "SELECT column_name FROM information_schema.key_column_usage "
-                    "WHERE table_schema = %s AND table_name = %s AND constraint_name = 'PRIMARY' "
-                    "ORDER BY ordinal_position",
-                    (schema, name),
-                ).fetchall()
-            )
             absent = [c for c in (tag_col, blob_col) if c not in columns]
-            if absent or not pk:
-                what = f"column(s) {', '.join(absent)}" if absent else "a primary key"
-                raise ConfigError(f"MySQL table {name} lacks {what}; this is not a LangGraph MySQL saver layout")
+            if absent:
+                raise ConfigError(
+                    f"MySQL table {name} lacks column(s) {', '.join(absent)}; this is not a LangGraph MySQL saver layout"
+                )
+            indexes: dict[str, list[Any]] = {}
+            for index, column in self._execute(
+                "SELECT index_name, column_name FROM information_schema.statistics "
+                "WHERE table_schema = %s AND table_name = %s AND non_unique = 0 ORDER BY index_name, seq_in_index",
+                (schema, name),
+            ).fetchall():
+                indexes.setdefault(str(index), []).append(column)
+            keys: list[CatalogKey] = [
+                (index == "PRIMARY", tuple(cols)) for index, cols in indexes.items() if None not in cols
+            ]
+            pk = known_key(f"MySQL at {self._where_text}", self.layout, name, keys)
             tables.append(Table(name, tag_col, blob_col, pk))
         return tuple(tables)
+
+    def row_identity(self, row: Row) -> tuple[str, str] | None:
+        # The current savers key rows by checkpoint_ns_hash = UNHEX(MD5(checkpoint_ns)): the
+        # namespace is read once per hash, and trusted only where it hashes to the key.
+        columns = self._key_columns(row.table)
+        if "thread_id" not in columns or "checkpoint_ns_hash" not in columns:
+            return super().row_identity(row)
+        thread_id = row.pk[columns.index("thread_id")]
+        ns = self._namespace(row.table, row.pk[columns.index("checkpoint_ns_hash")])
+        if thread_id is None or ns is None:
+            return None
+        return str(thread_id), ns
+
+    def _namespace(self, table: str, digest: Any) -> str | None:
+        if not isinstance(digest, (bytes, bytearray, memoryview)):
+            return None
+        digest = bytes(digest)
+        if digest not in self._ns_by_hash:
+            found = self.query(
+                f"SELECT checkpoint_ns FROM {self.ref(table)} WHERE checkpoint_ns_hash = %s LIMIT 1", [digest]
+            )
+            ns = found[0][0] if found else None
+            ok = isinstance(ns, str) and hashlib.md5(ns.encode()).digest() == digest
+            self._ns_by_hash[digest] = ns if ok else None
+        return self._ns_by_hash[digest]
 
     def has_column(self, table: str, column: str) -> bool:
         return bool(

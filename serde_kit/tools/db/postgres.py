@@ -8,7 +8,11 @@ checkpoint_writes type   blob
 ================= ====== ====
 
 ``checkpoints.checkpoint`` and ``metadata`` are JSONB the saver writes itself.
-Primary keys come from the catalog, so the shallow saver's layout works too.
+The key columns are the saver's own (the catalog is only compared with them,
+see :mod:`.catalog`), the shallow saver's layout included.  Each table is
+named by the schema the session's search path found it in, after which the
+session's ``search_path`` is pinned to ``pg_catalog, pg_temp`` (no function or
+operator an application role created is ever picked) and row security is off.
 A batch's updates go in a few statements (the rows passed as arrays), sent in
 pipeline mode as rotate produces them, so a batch costs one round trip whatever
 its size and the server works while the client re-encrypts.
@@ -22,8 +26,10 @@ from typing import Any
 
 from serde_kit.errors import ConfigError, StoreError
 
+from .address import masked, plain, scrub, url_passwords, url_secrets
 from .base import ServerDatabase
 from .batch import SqlBatch
+from .catalog import CatalogKey, known_key
 from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "PostgresDatabase"]
@@ -35,7 +41,30 @@ LAYOUT = Layout(
     writes_blob="blob",
     checkpoint_serde=False,
     blobs_table="checkpoint_blobs",
+    # langgraph-checkpoint-postgres migrations (PostgresSaver), then ShallowPostgresSaver.
+    keys={
+        "checkpoint_blobs": (
+            ("thread_id", "checkpoint_ns", "channel", "version"),
+            ("thread_id", "checkpoint_ns", "channel"),
+        ),
+        "checkpoint_writes": (("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),),
+    },
+    package="langgraph-checkpoint-postgres",
 )
+
+#: The SQL type of each key column, as the saver's migrations create it (the arrays a batch sends).
+_KEY_TYPES = {
+    "thread_id": "text",
+    "checkpoint_ns": "text",
+    "checkpoint_id": "text",
+    "channel": "text",
+    "version": "text",
+    "task_id": "text",
+    "idx": "integer",
+}
+
+#: The only search path a tool session has once the tables are found.
+_PINNED_PATH = "pg_catalog, pg_temp"
 
 
 def _conninfo(dsn: str) -> dict[str, Any]:
@@ -51,12 +80,23 @@ def describe_dsn(dsn: str) -> str:
     """host:port/dbname (user) of a DSN, without the password."""
     info = _conninfo(dsn)
     if not info:
-        return "the given DSN (could not be parsed)"
-    host = info.get("host") or os.environ.get("PGHOST") or "localhost"
-    port = info.get("port") or os.environ.get("PGPORT") or "5432"
-    db = info.get("dbname") or os.environ.get("PGDATABASE") or "(default)"
-    user = info.get("user") or os.environ.get("PGUSER") or "(default)"
-    return f"{host}:{port}/{db} as user {user}"
+        shown = masked(dsn)
+        return f"{shown} (a DSN libpq cannot parse)" if shown else "the given DSN (libpq cannot parse it)"
+    # Each part only when it is a plain name: a typo can shift a password into any of them.
+    passwords = url_passwords(dsn)
+    if info.get("password"):
+        passwords.append(str(info["password"]))
+
+    def part(value: object, allow: str) -> str:
+        text = plain(value, allow=allow)
+        return "..." if len(text) >= 3 and any(text in s for s in passwords) else text
+
+    host = part(info.get("host") or os.environ.get("PGHOST") or "localhost", "/,:")
+    port = str(info.get("port") or os.environ.get("PGPORT") or "5432")
+    port = port if port.replace(",", "").isdigit() and port.isascii() else "..."
+    db = part(info.get("dbname") or os.environ.get("PGDATABASE") or "(default)", "()")
+    user = part(info.get("user") or os.environ.get("PGUSER") or "(default)", "()@")
+    return scrub(f"{host}:{port}/{db} as user {user}", [*passwords, *url_secrets(dsn)])
 
 
 def _send_generator() -> Any:
@@ -74,22 +114,22 @@ class _PostgresBatch(SqlBatch):
     db: PostgresDatabase
 
     def _cas_sql(self) -> str:
-        t = self.table
-        types = self.db._column_types[t.name]
+        t, q = self.table, self.db.quote
         names = [f"k{i}" for i in range(len(t.pk_columns))]
-        arrays = [*(types[c] for c in t.pk_columns), "text", "bytea", "text", "bytea"]
-        pk_match = " AND ".join(f"t.{c} = v.{k}" for c, k in zip(t.pk_columns, names, strict=True))
+        arrays = [*(_KEY_TYPES[c] for c in t.pk_columns), "text", "bytea", "text", "bytea"]
+        pk_match = " AND ".join(f"t.{q(c)} = v.{k}" for c, k in zip(t.pk_columns, names, strict=True))
+        tag, blob = q(t.tag_column), q(t.blob_column)
         # One UPDATE per chunk of rows, passed as arrays: a constant query text
         # (parsed and planned once) whatever the chunk's size.  RETURNING the array
         # position of each row that applied (one int, fetched in binary) instead of
         # its primary key: the key's text columns cost more to send back and parse
         # than the whole rest of the result.
         return (
-            f"UPDATE {t.name} AS t SET {t.tag_column} = v.new_tag, {t.blob_column} = v.new_blob "
+            f"UPDATE {self.db.ref(t.name)} AS t SET {tag} = v.new_tag, {blob} = v.new_blob "
             f"FROM unnest({', '.join(f'%b::{a}[]' for a in arrays)}) WITH ORDINALITY "
             f"AS v({', '.join(names)}, old_tag, old_blob, new_tag, new_blob, i) "
-            f"WHERE {pk_match} AND t.{t.tag_column} IS NOT DISTINCT FROM v.old_tag "
-            f"AND t.{t.blob_column} = v.old_blob "
+            f"WHERE {pk_match} AND t.{tag} IS NOT DISTINCT FROM v.old_tag "
+            f"AND t.{blob} = v.old_blob "
             f"RETURNING v.i"
         )
 
@@ -159,25 +199,91 @@ class PostgresDatabase(ServerDatabase):
         self._dsn = dsn
         self.readonly = readonly
         self._where_text = describe_dsn(dsn)
-        self._column_types: dict[str, dict[str, str]] = {}
+        self._secrets = [dsn, *url_secrets(dsn)]
+        try:
+            from psycopg.conninfo import conninfo_to_dict
+
+            conninfo_to_dict(dsn)
+        except psycopg.Error as e:
+            # libpq quotes the piece of the DSN it cannot parse: that piece may be the password.
+            shown, reason = masked(dsn), self._first_line(e, drop_quoted=True)
+            hint = (
+                "percent-encode the password's special characters, or put it in PGPASSWORD / ~/.pgpass"
+                if "percent" in reason
+                else "write it as postgresql://user@host:port/dbname or as key=value pairs"
+            )
+            raise ConfigError(
+                f"the PostgreSQL DSN {shown + ' ' if shown else ''}cannot be parsed ({reason}); {hint}"
+            ) from None
+        password = _conninfo(dsn).get("password")
+        if password:
+            self._secrets.append(str(password))
+        #: saver table -> (oid, schema, owner), found under the DSN's search path at the first connection
+        self._found: dict[str, tuple[int, str, str]] | None = None
         self._open()
 
     def _connect(self) -> None:
         psycopg = self._psycopg
         try:
             self.conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=15)
+        except psycopg.Error as e:
+            # libpq quotes the piece of a DSN it cannot parse: that piece may be the password.
+            first = self._first_line(e, drop_quoted=True)
+            raise StoreError(f"cannot connect to PostgreSQL at {self._where_text}: {first}") from None
+        try:
             if self.readonly:
                 self.conn.execute("SET default_transaction_read_only = on")
+            if self._found is None:
+                self._found = self._find_tables()
+            # Every table is schema-qualified from here on; functions and operators come from pg_catalog only.
+            self.conn.execute(f"SET search_path = {_PINNED_PATH}")
+            self.conn.execute("SET row_security = off")
+            if not self.readonly:
+                self._write_as_owner()
         except psycopg.Error as e:
-            raise ConfigError(f"cannot connect to PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
+            self.conn.close()
+            raise StoreError(f"cannot set up a session on PostgreSQL at {self._where_text}: {self._first_line(e)}") from None
 
-    def _first_line(self, e: BaseException) -> str:
+    def _write_as_owner(self) -> None:
+        """Write as the role that owns the saver's tables, when this session may become it.
+
+        An UPDATE runs what the table's owner attached to it -- triggers, index
+        expressions, CHECK constraints -- with the privileges of whoever updates.
+        Run by a superuser on tables an application role owns, that is the
+        application's code running as the superuser; as the owner it has the
+        owner's privileges only.  The owner's name is a bound parameter, never SQL.
+        """
+        found = self._found or {}
+        owners = {found[n][2] for n in self.layout.serde_tables if n in found}
+        if len(owners) != 1:
+            return
+        owner = owners.pop()
+        may = self.conn.execute(
+            "SELECT current_user <> %s AND pg_catalog.pg_has_role(current_user, "
+            "(SELECT oid FROM pg_catalog.pg_roles WHERE rolname = %s), 'MEMBER')",
+            (owner, owner),
+        ).fetchone()
+        if may is not None and may[0]:
+            self.conn.execute("SELECT pg_catalog.set_config('role', %s, false)", (owner,))
+
+    def _find_tables(self) -> dict[str, tuple[int, str, str]]:
+        """Each saver table the DSN's search path finds: oid, schema and owner (plain tables only)."""
+        found = {}
+        for name in self.layout.all_tables:
+            row = self.conn.execute(
+                "SELECT c.oid, n.nspname, pg_catalog.pg_get_userbyid(c.relowner) "
+                "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.oid = pg_catalog.to_regclass(%s) AND c.relkind IN ('r', 'p')",
+                (name,),
+            ).fetchone()
+            if row is not None:
+                found[name] = (int(row[0]), str(row[1]), str(row[2]))
+        return found
+
+    def _first_line(self, e: BaseException, *, drop_quoted: bool = False) -> str:
         text = str(e).strip()
         first = text.splitlines()[0] if text else type(e).__name__
-        password = _conninfo(self._dsn).get("password")
-        if password:
-            first = first.replace(str(password), "***")
-        return first.replace(self._dsn, "<dsn>")
+        return scrub(first, self._secrets, drop_quoted=drop_quoted)
 
     def under_header(self, table: Table) -> str:
         tag, blob = self.quote(table.tag_column), self.quote(table.blob_column)
@@ -239,40 +345,48 @@ class PostgresDatabase(ServerDatabase):
         return isinstance(error, StoreError) and error.transient
 
     def _discover(self) -> tuple[Table, ...]:
-        found = {name: self._execute("SELECT to_regclass(%s)::oid", (name,)).fetchone()[0] for name in self.layout.serde_tables}
-        missing = [n for n, oid in found.items() if oid is None]
+        found = self._found or {}
+        missing = [n for n in self.layout.serde_tables if n not in found]
         if missing:
             raise ConfigError(
                 f"PostgreSQL database {self._where_text} is not a LangGraph PostgresSaver "
                 f"database: table(s) {', '.join(missing)} missing from the search path "
                 "(run saver.setup() once, or check the database and schema)"
             )
+        from psycopg.sql import Identifier
+
+        self._refs = {
+            name: Identifier(schema, name).as_string(self.conn) for name, (_oid, schema, _owner) in found.items()
+        }
         tables = []
         for name, (tag_col, blob_col) in self.layout.serde_tables.items():
-            oid = found[name]
+            oid = found[name][0]
             columns = {
-                r[0]: r[1]
+                r[0]
                 for r in self._execute(
-                    "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
-                    "WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped",
+                    "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped",
                     (oid,),
                 )
             }
-            pk = tuple(
-                r[0]
-                for r in self._execute(
-                    "SELECT a.attname FROM pg_index i "
-                    "JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true "
-                    "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
-                    "WHERE i.indrelid = %s AND i.indisprimary ORDER BY k.ord",
+            absent = [c for c in (tag_col, blob_col) if c not in columns]
+            if absent:
+                raise ConfigError(
+                    f"PostgreSQL table {name} lacks column(s) {', '.join(absent)}; "
+                    "this is not a LangGraph PostgresSaver layout"
+                )
+            keys: list[CatalogKey] = [
+                (bool(primary), tuple(cols))
+                for primary, cols in self._execute(
+                    "SELECT i.indisprimary, ARRAY(SELECT a.attname FROM pg_catalog.unnest(i.indkey) "
+                    "WITH ORDINALITY AS k(attnum, ord) JOIN pg_catalog.pg_attribute a "
+                    "ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+                    "WHERE k.ord <= i.indnkeyatts ORDER BY k.ord) "
+                    "FROM pg_catalog.pg_index i WHERE i.indrelid = %s AND i.indisunique AND i.indisvalid "
+                    "AND i.indpred IS NULL AND i.indexprs IS NULL",
                     (oid,),
                 )
-            )
-            absent = [c for c in (tag_col, blob_col) if c not in columns]
-            if absent or not pk:
-                what = f"column(s) {', '.join(absent)}" if absent else "a primary key"
-                raise ConfigError(f"PostgreSQL table {name} lacks {what}; this is not a LangGraph PostgresSaver layout")
-            self._column_types[name] = columns
+            ]
+            pk = known_key(f"PostgreSQL at {self._where_text}", self.layout, name, keys)
             tables.append(Table(name, tag_col, blob_col, pk))
         return tuple(tables)
 
@@ -280,7 +394,7 @@ class PostgresDatabase(ServerDatabase):
         if not versions:
             return []
         rows = self.query(
-            "SELECT channel, type, blob FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s "
+            f"SELECT channel, type, blob FROM {self.ref('checkpoint_blobs')} WHERE thread_id = %s AND checkpoint_ns = %s "
             "AND (channel, version) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
             [thread_id, checkpoint_ns, [str(k) for k in versions], [str(v) for v in versions.values()]],
         )
@@ -288,13 +402,13 @@ class PostgresDatabase(ServerDatabase):
 
     def inline_primitives(self, batch_size: int = 500) -> dict[str, dict[str, int]]:
         rows = self.query(
-            """
+            f"""
             SELECT kv.key, jsonb_typeof(kv.value), count(*)
-            FROM checkpoints c,
+            FROM {self.ref("checkpoints")} c,
                  jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object'
-                                 THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) AS kv
+                                 THEN c.checkpoint -> 'channel_values' ELSE '{{}}'::jsonb END) AS kv
             WHERE kv.value <> 'true'::jsonb OR NOT EXISTS (
-                SELECT 1 FROM checkpoint_blobs b
+                SELECT 1 FROM {self.ref("checkpoint_blobs")} b
                 WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
                   AND b.channel = kv.key
                   AND b.version = c.checkpoint -> 'channel_versions' ->> kv.key)
@@ -307,10 +421,13 @@ class PostgresDatabase(ServerDatabase):
         return out
 
     def has_column(self, table: str, column: str) -> bool:
+        found = (self._found or {}).get(table)
+        if found is None:
+            return False
         return bool(
             self.query(
-                "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = %s AND NOT attisdropped",
-                [table, column],
+                "SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = %s AND attname = %s AND NOT attisdropped",
+                [found[0], column],
             )
         )
 

@@ -32,6 +32,9 @@ class SaverQueries:
     def quote(self, name: str) -> str: ...
 
     @abstractmethod
+    def ref(self, table: str) -> str: ...
+
+    @abstractmethod
     def _row_value(self, columns: Sequence[str], op: str, values: Sequence[Any]) -> tuple[str, list[Any]]: ...
 
     def _after(self, columns: Sequence[str], after: Sequence[Any] | None) -> tuple[str, list[Any]]:
@@ -46,14 +49,14 @@ class SaverQueries:
 
     def list_threads(self, *, limit: int | None = None) -> list[tuple[Any, ...]]:
         """``(thread_id, ns, checkpoints, last checkpoint id, its metadata, its pending writes)`` per thread."""
-        w = self.quote(self.layout.writes_table)
+        w, k = self.ref(self.layout.writes_table), self.ref("checkpoints")
         query = f"""
             SELECT c.thread_id, c.checkpoint_ns, c.n, c.last_id, k.metadata,
                    (SELECT count(*) FROM {w} w WHERE w.thread_id = c.thread_id
                       AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.last_id)
             FROM (SELECT thread_id, checkpoint_ns, count(*) AS n, max(checkpoint_id) AS last_id
-                  FROM checkpoints GROUP BY thread_id, checkpoint_ns) c
-            JOIN checkpoints k ON k.thread_id = c.thread_id AND k.checkpoint_ns = c.checkpoint_ns
+                  FROM {k} GROUP BY thread_id, checkpoint_ns) c
+            JOIN {k} k ON k.thread_id = c.thread_id AND k.checkpoint_ns = c.checkpoint_ns
                  AND k.checkpoint_id = c.last_id
             ORDER BY c.thread_id, c.checkpoint_ns"""
         params: list[Any] = []
@@ -73,7 +76,7 @@ class SaverQueries:
         tag = "type" if self.layout.checkpoint_serde else "NULL"
         m = self.mark
         query = (
-            f"SELECT checkpoint_id, parent_checkpoint_id, metadata, {tag}, checkpoint FROM checkpoints "
+            f"SELECT checkpoint_id, parent_checkpoint_id, metadata, {tag}, checkpoint FROM {self.ref('checkpoints')} "
             f"WHERE thread_id = {m} AND checkpoint_ns = {m}"
         )
         params: list[Any] = [thread_id, checkpoint_ns]
@@ -116,7 +119,7 @@ class SaverQueries:
         for k, v in versions.items():
             params += [str(k), str(v)]
         rows = self.query(
-            f"SELECT channel, type, {self.quote('blob')} FROM {self.quote(self.layout.blobs_table)} "
+            f"SELECT channel, type, {self.quote('blob')} FROM {self.ref(self.layout.blobs_table)} "
             f"WHERE thread_id = {m} AND checkpoint_ns = {m} AND ({pairs})",
             params,
         )
@@ -132,7 +135,7 @@ class SaverQueries:
         task_path = "task_path" if self.has_column(lay.writes_table, "task_path") else "''"
         rows = self.query(
             f"SELECT task_id, {task_path}, idx, channel, type, {self.quote(lay.writes_blob)} "
-            f"FROM {self.quote(lay.writes_table)} "
+            f"FROM {self.ref(lay.writes_table)} "
             f"WHERE thread_id = {m} AND checkpoint_ns = {m} AND checkpoint_id = {m} "
             # by position: databases from before task_path existed select '' instead
             "ORDER BY 2, 1, 3",
@@ -147,7 +150,7 @@ class SaverQueries:
         while True:
             where, params = self._after(pk, after)
             page = self.query(
-                f"SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints{where} "
+                f"SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM {self.ref('checkpoints')}{where} "
                 f"ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT {self.mark}",
                 [*params, batch_size],
             )
@@ -165,11 +168,11 @@ class SaverQueries:
         m = self.mark
         pk = ("thread_id", "checkpoint_ns", "checkpoint_id")
         after: tuple[Any, ...] | None = None
-        blobs = self.quote(self.layout.blobs_table)
+        blobs = self.ref(self.layout.blobs_table)
         while True:
             where, params = self._after(pk, after)
             page = self.query(
-                f"SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints{where} "
+                f"SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint FROM {self.ref('checkpoints')}{where} "
                 f"ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT {m}",
                 [*params, batch_size],
             )

@@ -26,6 +26,7 @@ from serde_kit.errors import ConfigError, StoreError
 
 from .base import Database
 from .batch import PAGE_BYTES, SqlBatch
+from .catalog import CatalogKey, known_key
 from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "SqliteDatabase"]
@@ -37,7 +38,17 @@ LAYOUT = Layout(
     writes_blob="value",
     checkpoint_serde=True,
     optional=frozenset({"cache"}),
+    # langgraph-checkpoint-sqlite's setup() (every release) and LangGraph's SqliteCache.
+    keys={
+        "checkpoints": (("thread_id", "checkpoint_ns", "checkpoint_id"),),
+        "writes": (("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),),
+        "cache": (("ns", "key"),),
+    },
+    package="langgraph-checkpoint-sqlite",
 )
+
+#: The names SQLite gives a table's rowid, unless a declared column takes the name.
+_ROWID_NAMES = ("rowid", "_rowid_", "oid")
 
 #: Seconds a statement waits for another connection's lock (the application's short writes).
 DEFAULT_TIMEOUT = 30.0
@@ -136,6 +147,9 @@ class SqliteDatabase(Database):
         except sqlite3.Error as e:
             raise self._translate(e) from None
         try:
+            # Views, triggers and defaults stored in the file may not call functions
+            # with side effects from this connection (the file is hostile input).
+            self.conn.execute("PRAGMA trusted_schema = OFF")
             if not readonly:
                 # Room for a whole batch's dirty pages (a batch holds up to PAGE_BYTES of
                 # blobs): with SQLite's default 2 MiB cache a 2,000-row batch of 1 KiB rows
@@ -149,7 +163,7 @@ class SqliteDatabase(Database):
                 # Opening a WAL database reads its -shm (and, to write, its -wal): the first
                 # statement fails when SQLite cannot create them, whatever the command.
                 raise self._translate(e) from None
-            raise ConfigError(f"cannot read {str(self.path)!r} as a SQLite database: {e}") from None
+            raise StoreError(f"cannot read {str(self.path)!r} as a SQLite database: {e}") from None
         except BaseException:
             self.conn.close()
             raise
@@ -158,7 +172,8 @@ class SqliteDatabase(Database):
         return f"sqlite:{self.path}"
 
     def quote(self, name: str) -> str:
-        return name if name == "rowid" else f'"{name}"'
+        # The rowid aliases stay bare: quoted, SQLite would read them as column names.
+        return name if name in _ROWID_NAMES else super().quote(name)
 
     def under_header(self, table: Table) -> str:
         tag, blob = self.quote(table.tag_column), self.quote(table.blob_column)
@@ -244,7 +259,7 @@ class SqliteDatabase(Database):
         return _is_wal(self.path) and not os.access(self.path.parent, os.W_OK)
 
     def _discover(self) -> tuple[Table, ...]:
-        existing = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        existing = {r[0] for r in self.conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")}
         missing = [n for n in self.layout.serde_tables if n not in existing and n not in self.layout.optional]
         if missing:
             raise ConfigError(
@@ -252,30 +267,55 @@ class SqliteDatabase(Database):
                 f"table(s) {', '.join(missing)} missing (run the application once, "
                 "or check that this is the right file)"
             )
+        self._refs = {name: f"main.{self.quote(name)}" for name in self.layout.all_tables}
         tables = []
+        where = repr(str(self.path))
         for name, (tag_col, blob_col) in self.layout.serde_tables.items():
             if name not in existing:
                 continue
-            info = self.conn.execute(f'PRAGMA table_info("{name}")').fetchall()
+            ref = self._refs[name]
+            info = self.conn.execute(f"PRAGMA main.table_info({self.quote(name)})").fetchall()
             columns = {r[1] for r in info}
             absent = [c for c in (tag_col, blob_col) if c not in columns]
-            pk = tuple(r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5]))
-            if absent or not pk:
-                what = f"column(s) {', '.join(absent)}" if absent else "a primary key"
+            if absent:
                 raise ConfigError(
-                    f"{str(self.path)!r}: table {name} lacks {what}; this is not a LangGraph {self.layout.saver} layout"
+                    f"{where}: table {name} lacks column(s) {', '.join(absent)}; "
+                    f"this is not a LangGraph {self.layout.saver} layout"
                 )
-            try:
-                self.conn.execute(f'SELECT rowid FROM "{name}" LIMIT 0')
-                locator: tuple[str, ...] = ("rowid",)
-            except sqlite3.OperationalError:  # WITHOUT ROWID
-                locator = ()
+            pk = known_key(where, self.layout, name, self._unique_keys(name, info))
+            # The rowid under a name no declared column took (a column called "rowid" is not it).
+            taken = {str(c).lower() for c in columns}
+            free = [n for n in _ROWID_NAMES if n not in taken]
+            locator: tuple[str, ...] = ()
+            if free:
+                try:
+                    self.conn.execute(f"SELECT {free[0]} FROM {ref} LIMIT 0")
+                    locator = (free[0],)
+                except sqlite3.OperationalError:  # WITHOUT ROWID
+                    pass
             tables.append(Table(name, tag_col, blob_col, pk, locator))
         return tuple(tables)
 
+    def _unique_keys(self, name: str, info: Sequence[Any]) -> list[CatalogKey]:
+        """The table's primary key and unique indexes (plain columns only), from the catalog."""
+        keys: list[CatalogKey] = []
+        primary = tuple(r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5]))
+        if primary:
+            keys.append((True, primary))
+        # The index's name is the catalog's: a bound parameter of the pragma function, never SQL text.
+        for _seq, index, unique, origin, partial in self.conn.execute(f"PRAGMA main.index_list({self.quote(name)})"):
+            if not unique or partial or origin == "pk":
+                continue
+            cols = self.conn.execute(
+                "SELECT seqno, name FROM pragma_index_info(?, 'main') ORDER BY seqno", (index,)
+            ).fetchall()
+            if cols and all(c[1] is not None for c in cols):  # an expression has no column name
+                keys.append((False, tuple(c[1] for c in cols)))
+        return keys
+
     def has_column(self, table: str, column: str) -> bool:
         # Not a probe SELECT: SQLite reads a double-quoted unknown name as a string.
-        return any(r[1] == column for r in self._execute(f"PRAGMA table_info({self.quote(table)})"))
+        return any(r[1] == column for r in self._execute(f"PRAGMA main.table_info({self.quote(table)})"))
 
     def rollback_quietly(self) -> None:
         if self.conn.in_transaction:

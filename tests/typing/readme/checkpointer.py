@@ -7,11 +7,13 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from my_types import Doc
 from serde_kit import EncryptedSerializer, Serializer, load_keyring
+from serde_kit.bound_saver import BoundSaver, bind_rows
 
 
 @contextlib.asynccontextmanager
-async def make_checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
+async def make_checkpointer() -> AsyncIterator[BoundSaver[str]]:
     serde = EncryptedSerializer(Serializer(allow=[Doc]), load_keyring())
     async with AsyncPostgresSaver.from_conn_string(os.environ["DATABASE_URL"], serde=serde) as saver:
         await saver.setup()  # creates or migrates the tables
-        yield saver
+        # Rows bound to their thread; the values PostgreSQL keeps inline are encrypted too.
+        yield bind_rows(saver, seal_inline=True)
