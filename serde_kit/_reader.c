@@ -14,6 +14,8 @@
  *    string, number, nil, bool or bin, a timestamp) inside an ext payload go
  *    to that ext's Python hook, and at the top level the whole row goes to the
  *    msgspec decoder, so every error a row ends in is the pure path's own;
+ *  - a rebuilder that fails (not with serde_kit's own error) is followed, as on the pure
+ *    path's hot path, by the decoder's checked path (construct) with the same envelope;
  *  - a RecursionError anywhere sends the whole row to msgspec.  The reader
  *    charges the recursion counter once per container (as msgspec does) and
  *    EXT_FRAMES times per ext it builds (at least the Python frames the pure
@@ -66,6 +68,7 @@ typedef struct {
     PyObject *fallback;    /* the msgspec decoder of the pure path (top level) */
     PyObject *hooks;       /* tuple: the Python ext hook of each nesting level */
     PyObject *learn;       /* callable(code, head, view) after a hook built a value, or None */
+    PyObject *construct;   /* callable(code, env): the pure path's checked path after a failed rebuild */
     PyObject *serde_error; /* the base class of the errors the pure path raises on purpose */
     Py_ssize_t max_ext_depth;
     int safe_recursion_limit;
@@ -375,7 +378,15 @@ static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const 
     if (value == NULL) {
         /* KIND_CALL, or a shape (or failure) the C kind leaves to its Python rebuilder */
         value = PyObject_CallOneArg(e->fn, env);
-        if (value == NULL && retry_in_python(st->r)) value = NULL; /* soft: the hook rebuilds it */
+        if (value == NULL && retry_in_python(st->r)) {
+            /* What the pure path's hot path does next, with the same envelope (calling the
+             * hook instead would run the rebuilder, and charge its work, once more). */
+            PyObject *code_obj = PyLong_FromLong(e->code);
+            if (code_obj != NULL) {
+                value = PyObject_CallFunctionObjArgs(st->r->construct, code_obj, env, NULL);
+                Py_DECREF(code_obj);
+            }
+        }
     }
     Py_DECREF(env);
     return value;
@@ -637,18 +648,18 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
 }
 
 static int Reader_init(Reader *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"fallback", "hooks", "learn", "serde_error", "safe_recursion_limit", NULL};
-    PyObject *fallback, *hooks, *learn, *serde_error;
+    static char *kwlist[] = {"fallback", "hooks", "learn", "construct", "serde_error", "safe_recursion_limit", NULL};
+    PyObject *fallback, *hooks, *learn, *construct, *serde_error;
     int safe;
     if (self->hooks != NULL) {
         PyErr_SetString(PyExc_TypeError, "a Reader is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OOi:Reader", kwlist, &fallback, &PyTuple_Type, &hooks, &learn,
-                                     &serde_error, &safe)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OOOi:Reader", kwlist, &fallback, &PyTuple_Type, &hooks, &learn,
+                                     &construct, &serde_error, &safe)) {
         return -1;
     }
-    if (PyTuple_GET_SIZE(hooks) < 1 || !PyExceptionClass_Check(serde_error)) {
+    if (PyTuple_GET_SIZE(hooks) < 1 || !PyExceptionClass_Check(serde_error) || !PyCallable_Check(construct)) {
         PyErr_SetString(PyExc_ValueError, "hooks must hold one hook per level; serde_error an exception class");
         return -1;
     }
@@ -661,6 +672,7 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kwds) {
     self->fallback = Py_NewRef(fallback);
     self->hooks = Py_NewRef(hooks);
     self->learn = Py_NewRef(learn);
+    self->construct = Py_NewRef(construct);
     self->serde_error = Py_NewRef(serde_error);
     self->max_ext_depth = PyTuple_GET_SIZE(hooks) - 1;
     self->safe_recursion_limit = safe;
@@ -671,6 +683,7 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
     Py_VISIT(self->fallback);
     Py_VISIT(self->hooks);
     Py_VISIT(self->learn);
+    Py_VISIT(self->construct);
     Py_VISIT(self->serde_error);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
         Entry *e = &self->table[i];
@@ -688,6 +701,7 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
 static int Reader_clear(Reader *self) {
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->learn);
+    Py_CLEAR(self->construct);
     Py_CLEAR(self->serde_error);
     Py_CLEAR(self->hooks);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
@@ -731,7 +745,7 @@ static PyTypeObject ReaderType = {
     .tp_name = "serde_kit._reader.Reader",
     .tp_basicsize = sizeof(Reader),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Reader(fallback, hooks, learn, serde_error, safe_recursion_limit): a compiled msgpack row reader.",
+    .tp_doc = "Reader(fallback, hooks, learn, construct, serde_error, safe_recursion_limit): a compiled msgpack row reader.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Reader_init,
     .tp_dealloc = (destructor)Reader_dealloc,

@@ -83,7 +83,7 @@ def engine(decoder: Any, levels: list[Any], safe_recursion_limit: int) -> Engine
     def learn(code: int, head: bytes, view: memoryview) -> None:
         _learn(decoder, reader, code, head, view)
 
-    reader = _reader.Reader(fallback, hooks, learn, SerdeError, safe_recursion_limit)
+    reader = _reader.Reader(fallback, hooks, learn, decoder._construct, SerdeError, safe_recursion_limit)
     return reader  # type: ignore[no-any-return]
 
 

@@ -199,7 +199,7 @@ def test_reader_refuses_entries_that_do_not_fit():
     with pytest.raises(ValueError):
         reader.register(0, b"x", 4, None, "m", "n", module.KIND_TUPLE, None, None, None)
     with pytest.raises(TypeError):
-        module.Reader(None, "not a tuple", None, Exception, 2000)
+        module.Reader(None, "not a tuple", None, print, Exception, 2000)
 
 
 def test_high_recursion_limits_go_to_the_pure_path():
