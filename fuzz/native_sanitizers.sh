@@ -29,4 +29,5 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export SERDE_KIT_NATIVE=1 SERDE_KIT_REQUIRE_NATIVE=1 PYTHONDONTWRITEBYTECODE=1
 LD_PRELOAD="$runtime" "$PY" -c 'import serde_kit.native as n, sys; print(n.reason(), n._reader.__file__); sys.exit(n.ACTIVE != "native")'
-LD_PRELOAD="$runtime" "$PY" -m pytest -q -p no:cacheprovider -x "$@"
+# Sanitized code runs several times slower: the per-test timeout is raised to match.
+LD_PRELOAD="$runtime" "$PY" -m pytest -q -p no:cacheprovider -x -o timeout=1200 "$@"
