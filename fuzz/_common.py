@@ -11,9 +11,12 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-for p in (str(REPO), str(REPO / "tests"), str(REPO / "bench")):
+for p in (str(REPO), str(REPO / "tests")):
     if p not in sys.path:
         sys.path.insert(0, p)
+# Last: bench/ has a compare.py of its own, which must not hide tests/compare.py.
+if str(REPO / "bench") not in sys.path:
+    sys.path.append(str(REPO / "bench"))
 
 #: First input byte picks the type tag; the stored tags first, then wrong ones.
 TAGS = ["msgpack", "json", "bytes", "bytearray", "null", "pickle", "", "msgpack+aesgcm", "Msgpack", "msgpack\x00"]

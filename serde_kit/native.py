@@ -125,7 +125,7 @@ def _closure(fn: Any) -> dict[str, Any]:
     if code is None:
         return {}
     try:
-        return {name: cell.cell_contents for name, cell in zip(code.co_freevars, cells)}
+        return {name: cell.cell_contents for name, cell in zip(code.co_freevars, cells, strict=False)}
     except ValueError:  # an empty cell
         return {}
 
