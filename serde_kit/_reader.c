@@ -21,6 +21,10 @@
  *    EXT_FRAMES times per ext it builds (at least the Python frames the pure
  *    path spends on one), so it never succeeds where the pure path runs out.
  *
+ * A reader made with `track` (the decoder's hash counter, for rows that may hold a
+ * big map) counts every hashable typed value it builds whose type is not in `keyed`,
+ * as the pure path's tracking hooks do; values the hooks build they count themselves.
+ *
  * Every length is checked against the bytes left before anything is read or
  * allocated.  Decode functions return a new reference, or NULL: with an
  * exception set (a real error, raised as is) or without one ("soft": the
@@ -69,6 +73,8 @@ typedef struct {
     PyObject *hooks;       /* tuple: the Python ext hook of each nesting level */
     PyObject *learn;       /* callable(code, head, view) after a hook built a value, or None */
     PyObject *construct;   /* callable(code, env): the pure path's checked path after a failed rebuild */
+    PyObject *track;       /* callable(value) counting a typed value's hash (rows that may flood), or None */
+    PyObject *keyed;       /* frozenset: types whose hash is keyed per process (never tracked) */
     PyObject *serde_error; /* the base class of the errors the pure path raises on purpose */
     Py_ssize_t max_ext_depth;
     int safe_recursion_limit;
@@ -425,6 +431,13 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
     PyObject *value = build_entry(st, e, q, pend, level);
     leave_ext();
     if (value == NULL && !PyErr_Occurred()) return call_hook(st, code, p, n, level, NULL);
+    if (value != NULL && r->track != Py_None && Py_TYPE(value)->tp_hash != PyObject_HashNotImplemented) {
+        /* as the pure path's tracked hook: every hashable typed value of a row that may flood */
+        int keyed = PySet_Contains(r->keyed, (PyObject *)Py_TYPE(value));
+        PyObject *done = keyed ? NULL : PyObject_CallOneArg(r->track, value);
+        if (keyed < 0 || (keyed == 0 && done == NULL)) Py_CLEAR(value);
+        Py_XDECREF(done);
+    }
     return value;
 }
 
@@ -648,18 +661,19 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
 }
 
 static int Reader_init(Reader *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"fallback", "hooks", "learn", "construct", "serde_error", "safe_recursion_limit", NULL};
-    PyObject *fallback, *hooks, *learn, *construct, *serde_error;
+    static char *kwlist[] = {"fallback", "hooks", "learn", "construct", "serde_error", "safe_recursion_limit", "track", "keyed", NULL};
+    PyObject *fallback, *hooks, *learn, *construct, *serde_error, *track = Py_None, *keyed = NULL;
     int safe;
     if (self->hooks != NULL) {
         PyErr_SetString(PyExc_TypeError, "a Reader is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OOOi:Reader", kwlist, &fallback, &PyTuple_Type, &hooks, &learn,
-                                     &construct, &serde_error, &safe)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OOOi|OO!:Reader", kwlist, &fallback, &PyTuple_Type, &hooks, &learn,
+                                     &construct, &serde_error, &safe, &track, &PyFrozenSet_Type, &keyed)) {
         return -1;
     }
-    if (PyTuple_GET_SIZE(hooks) < 1 || !PyExceptionClass_Check(serde_error) || !PyCallable_Check(construct)) {
+    if (PyTuple_GET_SIZE(hooks) < 1 || !PyExceptionClass_Check(serde_error) || !PyCallable_Check(construct) ||
+        (track != Py_None && (!PyCallable_Check(track) || keyed == NULL))) {
         PyErr_SetString(PyExc_ValueError, "hooks must hold one hook per level; serde_error an exception class");
         return -1;
     }
@@ -673,6 +687,9 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kwds) {
     self->hooks = Py_NewRef(hooks);
     self->learn = Py_NewRef(learn);
     self->construct = Py_NewRef(construct);
+    self->track = Py_NewRef(track);
+    self->keyed = keyed == NULL ? PyFrozenSet_New(NULL) : Py_NewRef(keyed);
+    if (self->keyed == NULL) return -1;
     self->serde_error = Py_NewRef(serde_error);
     self->max_ext_depth = PyTuple_GET_SIZE(hooks) - 1;
     self->safe_recursion_limit = safe;
@@ -684,6 +701,8 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
     Py_VISIT(self->hooks);
     Py_VISIT(self->learn);
     Py_VISIT(self->construct);
+    Py_VISIT(self->track);
+    Py_VISIT(self->keyed);
     Py_VISIT(self->serde_error);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
         Entry *e = &self->table[i];
@@ -702,6 +721,8 @@ static int Reader_clear(Reader *self) {
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->learn);
     Py_CLEAR(self->construct);
+    Py_CLEAR(self->track);
+    Py_CLEAR(self->keyed);
     Py_CLEAR(self->serde_error);
     Py_CLEAR(self->hooks);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
@@ -745,7 +766,8 @@ static PyTypeObject ReaderType = {
     .tp_name = "serde_kit._reader.Reader",
     .tp_basicsize = sizeof(Reader),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Reader(fallback, hooks, learn, construct, serde_error, safe_recursion_limit): a compiled msgpack row reader.",
+    .tp_doc = "Reader(fallback, hooks, learn, construct, serde_error, safe_recursion_limit, track=None, keyed=frozenset()): "
+              "a compiled msgpack row reader.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Reader_init,
     .tp_dealloc = (destructor)Reader_dealloc,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import importlib
 import os
+import sys
 import types
 import uuid
 import zoneinfo
@@ -79,14 +80,26 @@ def engine(decoder: Any, levels: list[Any], safe_recursion_limit: int) -> Engine
     fallback = levels[0]
     if ACTIVE != "native" or _reader is None:
         return fallback  # type: ignore[no-any-return]
+    reader = _make_reader(decoder, levels, safe_recursion_limit)
+    # Rows that may hold a big map are read by the decoder's hash-tracking levels: their
+    # top level becomes a reader too, which counts the hash of every typed value it builds
+    # with the decoder's own counter, as the tracking hooks do for the values they build.
+    tracked = decoder._tracked
+    keyed = sys.modules[type(decoder).__module__]._KEYED_HASH_TYPES  # types whose hash data cannot aim
+    tracked[0] = _make_reader(decoder, tracked, safe_recursion_limit, decoder._track_hash, keyed)
+    return reader  # type: ignore[no-any-return]
+
+
+def _make_reader(decoder: Any, levels: list[Any], safe_recursion_limit: int, *tracking: Any) -> Any:
+    assert _reader is not None
     hooks = tuple(level.ext_hook for level in levels)
     reader: Any = None
 
     def learn(code: int, head: bytes, view: memoryview) -> None:
         _learn(decoder, reader, code, head, view)
 
-    reader = _reader.Reader(fallback, hooks, learn, decoder._construct, SerdeError, safe_recursion_limit)
-    return reader  # type: ignore[no-any-return]
+    reader = _reader.Reader(levels[0], hooks, learn, decoder._construct, SerdeError, safe_recursion_limit, *tracking)
+    return reader
 
 
 def _learn(decoder: Any, reader: Any, code: int, head: bytes, view: memoryview) -> None:

@@ -211,3 +211,34 @@ def test_high_recursion_limits_go_to_the_pure_path():
         assert_same_outcome(fast, pure, ("msgpack", row), "deep row under a raised limit")
     finally:
         sys.setrecursionlimit(before)
+
+
+def _big_map_of(values: list[object]) -> dict[str, object]:
+    return {f"key-{i:05d}": value for i, value in enumerate(values)}
+
+
+def test_rows_that_may_flood_count_typed_hashes_alike():
+    """A row large enough to hold a big map is read by the hash-tracking reader: distinct
+    typed values sharing one hash (tuples of -1 and -2 all do) are refused by name on both
+    paths, and honest ones read the same."""
+    fast, pure = make_pair()
+    colliding = [tuple(-1 - ((i >> bit) & 1) for bit in range(8)) for i in range(400)]
+    row = pure.dumps(_big_map_of(colliding))
+    assert len(row) > fast._decoder.small_row
+    with pytest.raises(LimitExceededError, match="max_hash_collisions"):
+        pure.loads(row)
+    assert_same_outcome(fast, pure, ("msgpack", row), "colliding tuples")
+    honest = pure.dumps(_big_map_of([(i, str(i)) for i in range(400)]))
+    assert_same_outcome(fast, pure, ("msgpack", honest), "distinct tuples")
+    assert fast._decoder._tracked[0].entries > 0  # built by the tracking reader's table
+
+
+def test_rows_that_may_flood_with_user_types_read_alike():
+    from strategy_types import USER_TYPES
+
+    fast, pure = make_pair(allow=USER_TYPES)
+    import strategy_types as T
+
+    values = [T.Point(i, -i) if hasattr(T, "Point") else (i,) for i in range(400)]
+    row = pure.dumps(_big_map_of(values))
+    assert_same_outcome(fast, pure, ("msgpack", row), "dataclasses")
