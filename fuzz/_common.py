@@ -2,7 +2,7 @@
 
 The harnesses run as scripts (``python fuzz/fuzz_decode.py ...``), so this
 module puts the repository root and ``tests/`` (for the user test types and
-the strict comparison helper) and ``bench/`` (honest payloads) on ``sys.path``.
+the strict comparison helper) on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 for p in (str(REPO), str(REPO / "tests")):
     if p not in sys.path:
         sys.path.insert(0, p)
-# Last: bench/ has a compare.py of its own, which must not hide tests/compare.py.
+# Last: bench/compare.py must not shadow tests/compare.py (the strict comparison helper).
 if str(REPO / "bench") not in sys.path:
     sys.path.append(str(REPO / "bench"))
 

@@ -150,6 +150,37 @@ def origin_name(name: str) -> str:
     return name[:cut] if cut > 0 and name.endswith("]") else name
 
 
+#: What an allowlist entry may be, for the errors that refuse one.
+ACCEPTED_FORMS = (
+    "a class, a (module, qualname) pair, or a 'module:QualName' string such as 'myapp.models:Document' "
+    "(one type per entry: a Python list item, one line of an allow file, one --allow; "
+    "only SERDE_KIT_ALLOW separates entries with commas)"
+)
+
+
+def _dotted(text: str) -> bool:
+    return all(part.isidentifier() for part in text.split("."))
+
+
+def _entry_error(entry: Any, why: str) -> ConfigError:
+    return ConfigError(f"allowlist entry {entry!r} {why}; accepted: {ACCEPTED_FORMS}")
+
+
+def _check_names(entry: Any, module: str, name: str) -> tuple[str, str]:
+    # A generic model's stored name ("Box[int, str]") is allowed as written: check the class part.
+    base = origin_name(name)
+    if "," in module or "," in base:
+        parts = [part.strip() for part in f"{module}:{name}".split(",") if part.strip()]
+        listed = "[" + ", ".join(repr(part) for part in parts) + "]"
+        flags = " ".join(f"--allow {part}" for part in parts)
+        raise _entry_error(entry, f"holds several types: give one per entry, e.g. allow={listed} or {flags}")
+    if not _dotted(module):
+        raise _entry_error(entry, f"has module {module!r}, which is not a dotted Python module name")
+    if not _dotted(base):
+        raise _entry_error(entry, f"has name {name!r}, which is not a class's (dotted) qualified name")
+    return module, name
+
+
 #: A parsed stored name: ``(qualname, generic arguments or None)``, arguments parsed alike.
 TypeName = tuple[str, "tuple[TypeName, ...] | None"]
 #: Longest stored type name parsed (a generic model's name grows with its arguments).
@@ -203,22 +234,13 @@ def _parse_entry(entry: Any) -> tuple[str, str]:
         return type_key(entry)
     if isinstance(entry, str):
         module, sep, name = entry.strip().partition(":")
+        module, name = module.strip(), name.strip()
         if not sep or not module or not name:
-            raise ConfigError(
-                f"allowlist entry {entry!r} is not 'module:QualName' "
-                "(for example 'myapp.models:Document')"
-            )
-        return module.strip(), name.strip()
-    if (
-        isinstance(entry, tuple)
-        and len(entry) == 2
-        and all(isinstance(part, str) and part for part in entry)
-    ):
-        return entry[0], entry[1]
-    raise ConfigError(
-        f"allowlist entry {entry!r} must be a class, a (module, qualname) pair "
-        "or a 'module:QualName' string"
-    )
+            raise _entry_error(entry, "is not 'module:QualName'")
+        return _check_names(entry, module, name)
+    if isinstance(entry, tuple) and len(entry) == 2 and all(isinstance(part, str) and part for part in entry):
+        return _check_names(entry, entry[0], entry[1])
+    raise _entry_error(entry, "is neither a class, a (module, qualname) pair nor a 'module:QualName' string")
 
 
 class Allowlist:

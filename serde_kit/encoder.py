@@ -12,8 +12,8 @@ from typing import Any
 
 import ormsgpack
 
-from . import _prescan, _stack
-from .allowlist import Allowlist
+from . import _main_types, _prescan, _stack
+from .allowlist import Allowlist, origin_name
 from .errors import EncodeError, LimitExceededError, SerdeError
 from .ext import codes, langgraph, numpy, pydantic, stdlib, user
 from .ext.codes import EncodeFn
@@ -144,11 +144,12 @@ class Encoder:
         except EncodeError as exc:
             return _refuse(str(exc))
         if self._lenient or self._allowlist.allows(module, name):
+            _main_types.warn_main_module_type(module, name)  # once per type: the table caches this verdict
             return encode
         return _refuse(
             f"{module}.{name} is not in this serializer's allowlist, so a stored value could "
             f"not be read back. Allow it: Serializer(allow=[{name}]) or "
-            f"Serializer(allow=[({module!r}, {name!r})]) or SERDE_KIT_ALLOW={module}:{name}"
+            f"Serializer(allow=[({module!r}, {name!r})]) or SERDE_KIT_ALLOW={module}:{origin_name(name)}"
         )
 
 

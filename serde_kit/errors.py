@@ -24,7 +24,8 @@ plain ``TypeError``/``ValueError`` keeps working::
     └── StoreError (RuntimeError)        the database failed or refused (busy, gone, denied, full)
 
     SerdeWarning (UserWarning)
-    └── LenientDecodeWarning             lenient mode returned a raw payload instead of a type
+    ├── LenientDecodeWarning             lenient mode returned a raw payload instead of a type
+    └── MainModuleTypeWarning            a class of the script run directly (__main__) was written
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "KeyringError",
     "LenientDecodeWarning",
     "LimitExceededError",
+    "MainModuleTypeWarning",
     "MalformedDataError",
     "PlaintextRefusedError",
     "RebuildError",
@@ -169,3 +171,11 @@ class SerdeWarning(UserWarning):
 
 class LenientDecodeWarning(SerdeWarning):
     """Lenient mode returned a raw payload in place of a type it could not rebuild."""
+
+
+class MainModuleTypeWarning(SerdeWarning):
+    """A class defined in the script run directly (``__main__``) was written.
+
+    It is stored as ``__main__:Name``, which no other process can import: move the
+    class into a module of its own.  Warned once per class and process.
+    """

@@ -342,7 +342,12 @@ def test_stored_names_in_errors_are_bounded_and_escaped():
 
 
 def test_rebuild_errors_and_lenient_warnings_are_escaped():
-    serde = Serializer(allow=[("no_such_module\x1b[31m", "Thing")])
+    # Allowlist entries are dotted names now (ConfigError otherwise, escaped too): reach the
+    # import of a hostile name through allow-everything.
+    with pytest.raises(ConfigError) as refused_entry:
+        Serializer(allow=[("no_such_module\x1b[31m", "Thing")])
+    assert "\x1b" not in str(refused_entry.value)
+    serde = Serializer(allowlist=Allowlist.allow_everything_unsafe())
     with pytest.raises(RebuildError) as info:
         serde.loads(attack.row(0, ["no_such_module\x1b[31m", "Thing", 1]))
     assert "\x1b" not in str(info.value)
@@ -462,13 +467,13 @@ def test_the_allowlist_never_allows_a_subscript_on_a_standard_or_unlisted_name()
 
 
 def test_rotate_check_refuses_subscripted_standard_names():
-    from serde_kit.tools.rotate import AllowlistCheck
+    from serde_kit.tools.scan import AllowlistCheck
 
     check = AllowlistCheck(Allowlist())
     for code, module, name, arg in attack.SUBSCRIPTED_STANDARD:
         with pytest.raises(BlockedTypeError):
-            check.loads_typed(("msgpack", attack.subscripted_standard(code, module, name, arg)))
-    check.loads_typed(("msgpack", SERDE.dumps(Fraction(1, 3))))  # the honest form passes
+            check(("msgpack", attack.subscripted_standard(code, module, name, arg)))
+    check(("msgpack", SERDE.dumps(Fraction(1, 3))))  # the honest form passes
 
 
 def test_thousands_of_distinct_message_names_are_refused_and_cache_nothing():
@@ -717,3 +722,18 @@ def test_one_incomplete_argument_in_a_small_legacy_row_is_charged_its_overhead_t
     assert len(data) < 1300
     refused(data, "max_work_per_byte", tag="json")
     assert SERDE.loads_typed(("json", attack.chunk_lc1(40))).tool_call_chunks[0]["args"].startswith('{"a"')
+
+
+def test_an_unvalidated_model_is_reported_to_langgraphs_serde_listeners_once():
+    from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+
+    seen = []
+    unregister = register_serde_event_listener(seen.append)
+    try:
+        serde = Serializer(allow=[attack.Approval])
+        with pytest.warns(SerdeWarning):
+            for _, fields, _ in attack.UNVALIDATED_APPROVALS:
+                serde.loads(attack.model_row(attack.Approval, fields))
+    finally:
+        unregister()
+    assert seen == [{"kind": "msgpack_model_unvalidated", "module": "budget_attacks", "name": "Approval"}]

@@ -118,15 +118,29 @@ def test_a_failing_listener_does_not_change_what_the_reader_raises(seen: list[di
     assert [e["kind"] for e in seen] == ["msgpack_blocked"]
 
 
-def test_without_langgraph_the_events_are_a_no_op() -> None:
+def test_each_refusal_is_reported_once_though_a_small_row_is_read_twice(seen: list[dict[str, Any]]) -> None:
+    # A small row is read without a work meter first; resolving Doc's class (a costly step)
+    # makes the decoder read it again with one. The refusal of Point before it is reported once.
+    row = _stock_row([Point(1, 2), Doc("b.txt", 4)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LenientDecodeWarning)
+        assert Serializer(allow=[Doc], lenient=True).loads_typed(row)[1] == Doc("b.txt", 4)
+    assert seen == [{"kind": "msgpack_blocked", "module": "sample_types", "name": "Point"}]
+
+
+def test_without_langgraph_a_refusal_still_raises_and_emits_nothing() -> None:
     code = (
         "import sys\n"
         "for name in ('langgraph', 'langgraph.checkpoint', 'langgraph.checkpoint.serde',"
         " 'langgraph.checkpoint.serde.event_hooks'):\n"
         "    sys.modules[name] = None\n"
-        "from serde_kit import events\n"
-        "events.blocked('m', 'N'); events.method_blocked('m', 'N', 'x'); events.unregistered_allowed(None, 'm', 'N')\n"
-        "print('ok')\n"
+        "import ormsgpack\n"
+        "from serde_kit import BlockedTypeError, Serializer\n"
+        "row = ormsgpack.packb(ormsgpack.Ext(2, ormsgpack.packb(['mymod', 'Thing', {'a': 1}])))\n"
+        "try:\n"
+        "    Serializer().loads_typed(('msgpack', row))\n"
+        "except BlockedTypeError as e:\n"
+        "    print('refused', e.module, e.name)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+    assert done.returncode == 0 and done.stdout == "refused mymod Thing\n", done.stderr

@@ -412,6 +412,55 @@ def test_the_documented_migration_binds_stored_rows_for_require_bound(app: Path)
     assert DOC_A in run(app, "bound.py")  # require_bound=True now reads the migrated thread
 
 
+def test_the_quick_start_encrypts_and_binds_every_row(app: Path) -> None:
+    out = run(app, "quickstart.py")
+    assert f"[{DOC_A}, {DOC_B}]" in out
+    conn = sqlite3.connect(app / "app.db")
+    rows = conn.execute("SELECT type, checkpoint FROM checkpoints").fetchall()
+    rows += conn.execute("SELECT type, value FROM writes").fetchall()
+    conn.close()
+    sealed = [blob for tag, blob in rows if tag and tag.endswith("+aesgcm")]
+    assert sealed and all(blob[0] == 2 for blob in sealed)  # header v2: bound to its thread
+    assert not [tag for tag, blob in rows if tag and blob and not tag.endswith("+aesgcm")]
+
+
+def test_the_first_screen_holds_the_contents_the_quick_start_and_the_two_commands() -> None:
+    first = "\n".join(README.splitlines()[:60])
+    assert "**Contents:**" in first and "## Quick start" in first
+    assert "<!-- snippet: tests/typing/readme/quickstart.py -->" in first
+    assert first.count("```") >= 6  # the install line, the snippet and the two commands, whole
+    assert "./scripts/demo.sh" in first and "./scripts/test.sh" in first
+    code = SNIPPETS["tests/typing/readme/quickstart.py"][1]
+    body = [line for line in code.splitlines() if line and not line.startswith(("import ", "from "))]
+    assert len(body) <= 10, body  # the snippet is short: set-up and use, no more
+    # Every link of the contents leads to a heading of this README.
+    anchors = {
+        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        for heading in re.findall(r"^#+ (.+)$", README, flags=re.M)
+    }
+    links = re.findall(r"\]\(#([\w-]+)\)", first.split("## Quick start")[0])
+    assert len(links) >= 10 and set(links) <= anchors, set(links) - anchors
+
+
+def test_the_refusal_counter_counts_serde_kits_refusals(app: Path) -> None:
+    (app / "count.py").write_text(
+        "import runpy\n"
+        "from my_types import Doc\n"
+        "from serde_kit import BlockedTypeError, Serializer\n"
+        "snippet = runpy.run_path('refusals.py')\n"
+        "row = Serializer(allow=[Doc]).dumps_typed(Doc('a.txt', 1))\n"
+        "for _ in range(2):\n"
+        "    try:\n"
+        "        Serializer().loads_typed(row)\n"
+        "    except BlockedTypeError:\n"
+        "        pass\n"
+        "Serializer(allow=[Doc]).loads_typed(row)  # allowed: not counted\n"
+        "print(dict(snippet['refused']))\n"
+        "snippet['unregister']()\n"
+    )
+    assert run(app, "count.py").strip() == "{('msgpack_blocked', 'my_types', 'Doc'): 2}"
+
+
 def test_bound_snippet_binds_every_encrypted_row(app: Path) -> None:
     out = run(app, "bound.py")
     assert f"[{DOC_A}, {DOC_B}]" in out
@@ -483,7 +532,8 @@ def test_mysql_snippets_store_only_ciphertext_and_the_tools_read_it(
         outputs.append(done.stdout)
     # status: every row under k1, none in plaintext (as the comment in the README says); verify: none failed.
     assert "key k1 (primary)  bound  unbound  plaintext" in outputs[0], outputs[0]
-    assert re.search(r"^total +(\d+) +\1 +0 ", outputs[0], flags=re.M), outputs[0]
+    # total rows, all under k1, none bound (this snippet does not use bind_rows), all unbound, none plaintext
+    assert re.search(r"^total +(\d+) +\1 +0 +\1 +0 ", outputs[0], flags=re.M), outputs[0]
     assert re.search(r"^(\d+) row\(s\): \1 decrypt, 0 plaintext, 0 empty, 0 failed$", outputs[1], flags=re.M), outputs[1]
     assert APP_PASSWORD not in "".join(outputs)
     # The password does come from MYSQL_PWD: without it the same command cannot connect (exit 3).
@@ -517,7 +567,7 @@ def test_mysql_saver_without_autocommit_misses_what_others_write(mysql_db: str) 
     assert seen == {False: {"n": 2}, True: {"n": 11}}
 
 
-# --- the two commands of "Try it" ---------------------------------------------------
+# --- the two commands of the quick start ---------------------------------------------------
 
 
 def test_the_demo_extra_installs_what_the_demo_runs() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from serde_kit.allowlist import ENV_FILE_VAR, ENV_VAR
 
 from . import exitcodes
+from .allowopts import add_allowlist_options, allowlist_from_args
 from .database import add_database_options, open_from_args
 from .output import emit, escape, progress_for, table
 
@@ -47,8 +48,8 @@ def scan_text(report: Any) -> str:
     lines.append("")
     if missing:
         lines.append(
-            f"{len(missing)} type(s) are NOT covered by the current allowlist "
-            f"({ENV_VAR} / {ENV_FILE_VAR}); loading them would raise BlockedTypeError."
+            f"{len(missing)} type(s) are NOT covered by the allowlist given ({ENV_VAR} / {ENV_FILE_VAR}, "
+            "--allow, --allow-file, --allowlist-from); loading them would raise BlockedTypeError."
         )
     else:
         lines.append("every type found is covered by the current allowlist.")
@@ -82,11 +83,15 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     from serde_kit.tools.scan import scan_store
 
     decoder = RowDecoder(keyring_from_env())
+    allowlist = allowlist_from_args(args)
     progress = progress_for(args.quiet)
     with open_from_args(args) as db:
         bar = None if progress is None else progress(total=db.count_rows(), desc="scan")
         try:
-            report = scan_store(db, decoder=decoder, batch_size=args.batch_size, progress=None if bar is None else bar.update)
+            report = scan_store(
+                db, decoder=decoder, allowlist=allowlist, batch_size=args.batch_size,
+                progress=None if bar is None else bar.update,
+            )  # fmt: skip
         finally:
             if bar is not None:
                 bar.close()
@@ -104,11 +109,13 @@ def register(subparsers: Any) -> None:
         "scan",
         help="list the types stored data needs and print an allowlist for them",
         description="Walk every stored row (decrypting where a key is set) and list each "
-        f"(module, name) found in ext payloads, whether {ENV_VAR} / {ENV_FILE_VAR} covers it, "
+        f"(module, name) found in ext payloads, whether the application's allowlist covers it "
+        f"({ENV_VAR} / {ENV_FILE_VAR}, plus --allow / --allow-file / --allowlist-from, as for rotate), "
         "and allowlist snippets to paste. Exit 1 when a row could not be decoded; with --check, "
         "also when a stored type is not covered (for CI).",
     )
     add_database_options(s)
+    add_allowlist_options(s, what="the types the application allows in code (nothing is imported)")
     s.add_argument("--check", action="store_true", help="exit 1 when a stored type is not covered (for CI)")
     s.add_argument("--json", action="store_true", help="JSON on stdout instead of the text table")
     s.set_defaults(func=_cmd_scan)

@@ -14,6 +14,7 @@ from serde_kit.crypto.keyring import keyring_configured
 from serde_kit.errors import ConfigError
 
 from . import exitcodes
+from .allowopts import add_allowlist_options
 from .database import add_database_options, open_from_args
 from .output import emit, escape, plain, progress_for
 
@@ -227,14 +228,12 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
 
     keyring = load_keyring()
     check = None
-    if args.allow or args.allow_file:
-        from serde_kit import Allowlist
+    if args.allow or args.allow_file or args.allowlist_from:
         from serde_kit.tools.scan import AllowlistCheck
 
-        allowlist = Allowlist.from_env() | args.allow
-        if args.allow_file:
-            allowlist = allowlist | Allowlist.from_file(args.allow_file)
-        check = AllowlistCheck(allowlist)
+        from .allowopts import allowlist_from_args
+
+        check = AllowlistCheck(allowlist_from_args(args))
     with open_from_args(args, readonly=not args.apply) as db, signals.sigterm_interrupts():
         report = rotate(
             db,
@@ -385,15 +384,7 @@ def register(subparsers: Any) -> None:
         help="with --encrypt-plaintext/--upgrade-legacy: seal 'pickle' rows too (never unpickled here; "
         "refused by default, since sealing a planted pickle row makes it look genuine)",
     )
-    p.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="MODULE:NAME",
-        help="a type the application allows (repeatable), on top of SERDE_KIT_ALLOW / SERDE_KIT_ALLOW_FILE: "
-        "rows are checked against the allowlist before their first seal (nothing is imported)",
-    )
-    p.add_argument("--allow-file", metavar="PATH", help="module:QualName lines the application allows (as --allow)")
+    add_allowlist_options(p, what="rows are checked against the allowlist before their first seal (nothing is imported)")
     p.add_argument("--skip-verify", action="store_true", help="skip the final read-back of every row")
     _add_json(p)
     p.set_defaults(func=_cmd_rotate)

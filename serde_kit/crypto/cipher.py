@@ -149,11 +149,20 @@ class RowCipher:
     ``"cryptography"`` or ``"pycryptodome"``; both write identical bytes.
     """
 
-    def __init__(self, keyring: Keyring, *, allow_plaintext: bool = False, backend: str = "cryptography") -> None:
+    def __init__(
+        self,
+        keyring: Keyring,
+        *,
+        allow_plaintext: bool = False,
+        backend: str = "cryptography",
+        rotate_flags: str = "",
+    ) -> None:
         if not isinstance(keyring, Keyring):
             raise TypeError(f"keyring must be a Keyring, got {type(keyring).__name__}")
         self._keyring = keyring
         self._allow_plaintext = bool(allow_plaintext)
+        #: appended to the rotate command a plaintext refusal suggests (the app's --allow flags)
+        self._rotate_flags = rotate_flags
         self._backend = aesgcm.make_backend(backend, keyring.key)
         self._primary = keyring.primary_id
         self._primary_header = build_header(self._primary)
@@ -244,7 +253,7 @@ class RowCipher:
                 f"row with type tag {_show(tag)} is not encrypted; encryption is required. If this "
                 "database predates encryption, read it with "
                 "EncryptedSerializer(..., allow_plaintext=True) and encrypt the old rows with "
-                "`serde-kit rotate --encrypt-plaintext --apply`"
+                f"`serde-kit rotate --db URL --encrypt-plaintext --apply{self._rotate_flags}`"
             )
         return tag, blob
 

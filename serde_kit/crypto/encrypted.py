@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from os import urandom
 from typing import Any, Protocol
 
+from serde_kit._hints import allow_flags
 from serde_kit.errors import DecryptionError, RowBindingError
 
 from . import aesgcm
@@ -107,7 +108,7 @@ class EncryptedSerializer:
         if keyring is None:
             keyring = load_keyring()
         self._inner = inner
-        self._use(RowCipher(keyring, allow_plaintext=allow_plaintext, backend=backend))
+        self._use(RowCipher(keyring, allow_plaintext=allow_plaintext, backend=backend, rotate_flags=allow_flags(inner)))
 
     def _use(self, cipher: RowCipher) -> None:
         """Take ``cipher``, and the parts of it the one-frame paths read as attributes of their own."""

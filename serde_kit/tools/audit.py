@@ -18,8 +18,9 @@ Three findings, none of which ever shows a stored value:
 Warnings are what the saver itself always keeps in plaintext; they fail the
 run only in strict mode.  Encrypted rows that are not bound to their thread
 (written without ``bind_rows``) are warnings too: the counts show bound and
-unbound rows per table, what an operator checks before ``require_bound=True``. Rows still under LangGraph's own ``+aes`` encryption
-and rows whose encryption header is not recognised are warnings as well.
+unbound rows per table, what an operator checks before ``require_bound=True``.
+Rows still under LangGraph's own ``+aes`` encryption and rows whose encryption
+header is not recognised are warnings as well.
 """
 
 from __future__ import annotations

@@ -36,13 +36,11 @@ sealed without being unpickled: unpickling runs code named by the data).
 
 from __future__ import annotations
 
-import shlex
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from serde_kit._text import allow_entry, shown
 from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import Keyring
 from serde_kit.crypto.binding import RowIdentity

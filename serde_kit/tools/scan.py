@@ -101,7 +101,7 @@ class ScanReport:
         Only types whose stored names are dotted identifiers are listed; the env
         line is shell-quoted.
         """
-        entries = [e for e in (t.entry for t in self.needed()) if e is not None]
+        entries = list(dict.fromkeys(e for e in (t.entry for t in self.needed()) if e is not None))
         pairs = ", ".join(repr(tuple(e.split(":", 1))) for e in entries)
         return {
             "code": f"Serializer(allow=[{pairs}])",
@@ -125,6 +125,25 @@ class ScanReport:
             "invalid_names": [t.key for t in self.invalid_names()],
             "snippets": self.snippets(),
         }
+
+def split_type(module: str, name: str, allowlist: Allowlist | None = None) -> tuple[str, str]:
+    """``(module, qualname)`` of a rendered ``module.name`` type, whose split the rendering lost.
+
+    A nested class renders as ``pkg.mod.Outer.Inner``: the split ``allowlist``
+    allows wins; otherwise the qualified name starts at the first CapWords part
+    (modules are lower case by convention), else at the last dot.
+    """
+    parts = f"{module}.{name}".split(".") if module else [name]
+    splits = [(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts))]
+    if allowlist is not None:
+        for pair in splits:
+            if allowlist.allows(*pair):
+                return pair
+    for pair in splits:
+        if pair[1][:1].isupper():
+            return pair
+    return module, name
+
 
 def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
     """``(module, name, code)`` of every ext value in rendered data.
@@ -157,6 +176,10 @@ def iter_types(rendered: Any) -> Iterator[tuple[str, str, Any]]:
 RowCheck = Callable[[tuple[str, bytes]], object]
 
 
+#: Refused types of one row listed by name in its error (a planted row may name thousands).
+_MAX_LISTED = 20
+
+
 class AllowlistCheck:
     """The application's allowlist applied to a rendered row, without importing anything.
 
@@ -172,20 +195,35 @@ class AllowlistCheck:
         self.allowlist = allowlist
 
     def __call__(self, row: tuple[str, bytes]) -> None:
+        refused: dict[tuple[str, str], Any] = {}  # in the order met
         for module, name, code in iter_types(render_typed(row)):
             # numpy arrays and delta snapshots name no class: the decoder builds them itself.
             if code in codes.NAMELESS_CODES or self._allows(module, name):
                 continue
-            entry = allow_entry(module, name)
-            fix = (
-                "its name is not a valid Python name, so no application wrote it: the row was planted, delete it"
-                if entry is None
-                else f"if the application allows it, add it with --allow {shlex.quote(entry)} "
-                "(or SERDE_KIT_ALLOW), else the row was planted: delete it"
-            )
+            refused.setdefault(split_type(module, name), code)
+        if refused:
+            # Every refused type of the row in one error, with one fix for all of them.
+            listed = [f"{shown(m)}.{shown(n)} (ext code {c})" for (m, n), c in refused.items()]
+            more = len(listed) - _MAX_LISTED
+            what = ", ".join(listed[:_MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
+            entries = [allow_entry(m, n) for m, n in refused]
+            if any(entry is None for entry in entries):
+                fix = (
+                    "a stored name is not a valid Python name, so no application wrote it: "
+                    "the row was planted, delete it"
+                )
+            elif more > 0:
+                fix = "run `serde-kit allowlist scan` for the allowlist they need, else the row was planted: delete it"
+            else:
+                flags = " ".join(dict.fromkeys(f"--allow {shlex.quote(e)}" for e in entries if e is not None))
+                them = "it" if len(refused) == 1 else "them"
+                fix = (
+                    f"if the application allows {them}, add {flags} (or SERDE_KIT_ALLOW), "
+                    "else the row was planted: delete it"
+                )
+            module, name = next(iter(refused))
             raise BlockedTypeError(
-                f"row holds {shown(module)}.{shown(name)} (ext code {code}), which the application's "
-                f"allowlist does not allow; {fix}",
+                f"row holds {what}, which the application's allowlist does not allow; {fix}",
                 module=module,
                 name=name,
             )
@@ -247,6 +285,7 @@ def scan_store(
                 if code == codes.NUMPY_ARRAY:
                     report.numpy_arrays += 1
                     continue
+                module, name = split_type(module, name, allowlist)
                 use = report.types.get((module, name))
                 if use is None:
                     use = report.types[(module, name)] = TypeUse(

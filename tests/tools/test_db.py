@@ -378,7 +378,10 @@ def test_shallow_postgres_saver_layout_is_known(postgres_db):
     ("blobs", "writes"),
     [
         (("thread_id", "channel", "version"), ("thread_id", "checkpoint_id", "task_id", "idx")),
-        (("thread_id", "checkpoint_ns", "channel", "version"), ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")),
+        (
+            ("thread_id", "checkpoint_ns", "channel", "version"),
+            ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+        ),
     ],
     ids=["before-ns-hash", "first-release"],
 )
@@ -454,3 +457,15 @@ def test_masked_url_shows_only_plain_parsed_parts(url, shown):
     from serde_kit.tools.db.address import masked
 
     assert masked(url) == shown
+
+
+@pytest.mark.postgres
+def test_postgres_tool_sessions_are_pinned_and_read_only(graph_postgres_db):
+    with open_database(postgres=graph_postgres_db) as store:
+        assert store.query("SHOW search_path") == [("pg_catalog, pg_temp",)]
+        assert store.query("SHOW row_security") == [("off",)]
+        assert store.query("SHOW transaction_read_only") == [("on",)]
+        assert store.ref("checkpoint_writes") == '"public"."checkpoint_writes"'
+    with open_database(postgres=graph_postgres_db, readonly=False) as store:
+        assert store.query("SHOW search_path") == [("pg_catalog, pg_temp",)]
+        assert store.query("SHOW transaction_read_only") == [("off",)]

@@ -140,7 +140,8 @@ def test_sqlite_hostile_key_column_with_a_unique_index_works_on_the_known_column
     with sqlite3.connect(graph_sqlite_db) as conn:
         assert {r[0] for r in conn.execute(f"SELECT {_sqlite_name(name)} FROM writes")} == {"v"}
         assert conn.execute("SELECT count(*) FROM writes").fetchone()[0] == len([k for k in before if k[0] == "writes"])
-        assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} >= {"checkpoints", "writes"}
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert tables >= {"checkpoints", "writes"}
     conn.close()
 
 
@@ -170,6 +171,10 @@ def test_sqlite_column_named_rowid_is_not_taken_for_the_rowid(
 
 
 # -- PostgreSQL --------------------------------------------------------------------------
+
+
+#: One digest of every row of checkpoint_writes (all columns).
+_PG_DIGEST = "SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM checkpoint_writes t"
 
 
 def _pg_ident(name: str) -> str:
@@ -211,10 +216,10 @@ def test_postgres_hostile_key_column_without_a_unique_index_is_refused(
 
     with psycopg.connect(graph_postgres_db, autocommit=True) as conn:
         _pg_hostile(conn, HOSTILE[0], unique=False)
-        before = conn.execute("SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM checkpoint_writes t").fetchone()
+        before = conn.execute(_PG_DIGEST).fetchone()
     run_all(capsys, graph_postgres_db, refused=True)
     with psycopg.connect(graph_postgres_db, autocommit=True) as conn:
-        after = conn.execute("SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM checkpoint_writes t").fetchone()
+        after = conn.execute(_PG_DIGEST).fetchone()
     assert after == before
 
 
@@ -245,7 +250,9 @@ def _pg_privileges(conn: Any) -> list[tuple[Any, ...]]:
         "SELECT rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolreplication, "
         "rolbypassrls, rolconfig FROM pg_roles ORDER BY rolname"
     ).fetchall()
-    members = conn.execute("SELECT roleid::regrole::text, member::regrole::text FROM pg_auth_members ORDER BY 1, 2").fetchall()
+    members = conn.execute(
+        "SELECT roleid::regrole::text, member::regrole::text FROM pg_auth_members ORDER BY 1, 2"
+    ).fetchall()
     return [*roles, *members]
 
 
@@ -343,7 +350,9 @@ def test_postgres_owner_trigger_runs_with_the_owners_privileges_not_the_superuse
             """
         )
         for table in ("checkpoint_blobs", "checkpoint_writes"):
-            owner.execute(f"CREATE TRIGGER evil BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION public.evil_trigger()")
+            owner.execute(
+                f"CREATE TRIGGER evil BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION public.evil_trigger()"
+            )
     with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
         before = _pg_privileges(admin)
     values = _values(graph_postgres_db)
@@ -463,3 +472,52 @@ def test_mysql_app_user_cannot_run_code_as_root_through_a_key_column_name(
         cur.execute(f"DROP USER '{app}'@'%'")
     if values is not None:
         assert _values(graph_mysql_db) == values
+
+
+@pytest.mark.mysql
+def test_mysql_view_in_place_of_a_saver_table_is_refused_before_it_is_read(
+    graph_mysql_db: str, mysql_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A view that calls the owner's function as its invoker is never selected from."""
+    db = _mysql_db(graph_mysql_db)
+    with mysql_server.connect(db) as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE evil_log (who VARCHAR(200))")
+        cur.execute(
+            "CREATE FUNCTION evil() RETURNS INT NOT DETERMINISTIC MODIFIES SQL DATA SQL SECURITY INVOKER "
+            "BEGIN INSERT INTO evil_log VALUES (CURRENT_USER()); RETURN 0; END"
+        )
+        cur.execute("RENAME TABLE checkpoint_blobs TO real_blobs")
+        cur.execute(
+            "CREATE SQL SECURITY INVOKER VIEW checkpoint_blobs AS "
+            "SELECT thread_id, checkpoint_ns_hash, checkpoint_ns, channel, version, type, `blob` + evil() AS `blob` "
+            "FROM real_blobs"
+        )
+    for argv in (["status"], ["rotate", "--apply", "--encrypt-plaintext"], ["inspect"], ["audit"]):
+        code = main([*argv, "--db", graph_mysql_db])
+        _out, err = capsys.readouterr()
+        assert code != 0 and "not a base table" in err, (argv, err)
+    with mysql_server.connect(db) as conn, conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM evil_log")
+        assert cur.fetchone() == (0,)
+
+
+@pytest.mark.postgres
+def test_postgres_view_in_place_of_a_saver_table_is_refused_before_it_is_read(
+    graph_postgres_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import psycopg
+
+    with psycopg.connect(graph_postgres_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE public.evil_log (who text)")
+        conn.execute(
+            "CREATE FUNCTION public.evil() RETURNS int LANGUAGE plpgsql AS $$ "
+            "BEGIN INSERT INTO public.evil_log VALUES (current_user); RETURN 0; END $$"
+        )
+        conn.execute("ALTER TABLE checkpoint_blobs RENAME TO real_blobs")
+        conn.execute("CREATE VIEW checkpoint_blobs AS SELECT *, public.evil() AS e FROM real_blobs")
+    for argv in (["status"], ["rotate", "--apply", "--encrypt-plaintext"], ["inspect"], ["audit"]):
+        code = main([*argv, "--db", graph_postgres_db])
+        _out, err = capsys.readouterr()
+        assert code != 0 and "not a base table" in err, (argv, err)
+    with psycopg.connect(graph_postgres_db, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM public.evil_log").fetchone() == (0,)

@@ -36,6 +36,7 @@ def test_classify_parsed_is_classify_row_plus_the_parse_on_every_call():
         tag, blob = old.dumps_typed({"a": 1})
     info, parsed = classify_parsed(tag, blob)
     assert parsed is not None and parsed.binding == RowIdentity("t1", "ns")
+    assert info.bound and classify_row(tag, blob) == info  # a v2 header: bound
     for tag, blob in [("msgpack", b"\x80"), ("msgpack+aesgcm", b"\x01\x02k"), ("msgpack+aes", bytes(40)), (None, None)]:
         info, parsed = classify_parsed(tag, blob)
         assert info == classify_row(tag, blob) and parsed is None

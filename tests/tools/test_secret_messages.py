@@ -134,7 +134,9 @@ def test_a_refused_mysql_login_never_shows_the_password(mysql_server: Any, capsy
 
 
 @pytest.mark.postgres
-def test_a_refused_postgres_login_never_shows_the_password(postgres_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_refused_postgres_login_never_shows_the_password(
+    postgres_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The test server trusts every local login; a role that may not log in is refused whatever the password.
     import psycopg
 

@@ -25,12 +25,13 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, StoreError
 
 from .address import masked, scrub, url_secrets
 from .base import ServerDatabase
 from .batch import SqlBatch
-from .catalog import CatalogKey, known_key
+from .catalog import CatalogKey, known_key, shown
 from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "MysqlDatabase", "parse_mysql_dsn"]
@@ -186,7 +187,7 @@ class MysqlDatabase(ServerDatabase):
         try:
             import pymysql
         except ImportError:
-            raise ConfigError("MySQL support needs PyMySQL: pip install 'serde-kit[mysql]'") from None
+            raise ConfigError("MySQL support needs PyMySQL: " + install_hint("mysql")) from None
         self._pymysql = pymysql
         self._args = parse_mysql_dsn(dsn)
         self.readonly = readonly
@@ -299,6 +300,20 @@ class MysqlDatabase(ServerDatabase):
         tables = []
         schema = self._args["database"]
         self._refs = {name: f"{self.quote(schema)}.{self.quote(name)}" for name in self.layout.all_tables}
+        kinds = dict(
+            self._execute(
+                "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = %s",
+                (schema,),
+            ).fetchall()
+        )
+        for name in self.layout.all_tables:
+            kind = kinds.get(name)
+            if kind is not None and kind != "BASE TABLE":
+                # A view's functions may run as whoever selects from it (SQL SECURITY INVOKER).
+                raise StoreError(
+                    f"MySQL at {self._where_text}: {name} is not a base table ({shown(kind)}); "
+                    "serde-kit reads only the saver's own tables: check the database"
+                )
         for name, (tag_col, blob_col) in self.layout.serde_tables.items():
             columns = {
                 r[0]

@@ -24,12 +24,13 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, StoreError
 
 from .address import masked, plain, scrub, url_passwords, url_secrets
 from .base import ServerDatabase
 from .batch import SqlBatch
-from .catalog import CatalogKey, known_key
+from .catalog import CatalogKey, known_key, shown
 from .model import Layout, Row, Table
 
 __all__ = ["LAYOUT", "PostgresDatabase"]
@@ -194,7 +195,7 @@ class PostgresDatabase(ServerDatabase):
         try:
             import psycopg
         except ImportError:
-            raise ConfigError("PostgreSQL support needs psycopg: pip install 'serde-kit[postgres]'") from None
+            raise ConfigError("PostgreSQL support needs psycopg: " + install_hint("postgres")) from None
         self._psycopg = psycopg
         self._dsn = dsn
         self.readonly = readonly
@@ -220,6 +221,8 @@ class PostgresDatabase(ServerDatabase):
             self._secrets.append(str(password))
         #: saver table -> (oid, schema, owner), found under the DSN's search path at the first connection
         self._found: dict[str, tuple[int, str, str]] | None = None
+        #: saver table name -> relkind, where the name is a view, foreign table or anything not a table
+        self._not_tables: dict[str, str] = {}
         self._open()
 
     def _connect(self) -> None:
@@ -271,13 +274,15 @@ class PostgresDatabase(ServerDatabase):
         found = {}
         for name in self.layout.all_tables:
             row = self.conn.execute(
-                "SELECT c.oid, n.nspname, pg_catalog.pg_get_userbyid(c.relowner) "
+                "SELECT c.oid, n.nspname, pg_catalog.pg_get_userbyid(c.relowner), c.relkind "
                 "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-                "WHERE c.oid = pg_catalog.to_regclass(%s) AND c.relkind IN ('r', 'p')",
+                "WHERE c.oid = pg_catalog.to_regclass(%s)",
                 (name,),
             ).fetchone()
             if row is not None:
                 found[name] = (int(row[0]), str(row[1]), str(row[2]))
+                if str(row[3]) not in ("r", "p"):
+                    self._not_tables[name] = str(row[3])
         return found
 
     def _first_line(self, e: BaseException, *, drop_quoted: bool = False) -> str:
@@ -352,6 +357,14 @@ class PostgresDatabase(ServerDatabase):
                 f"PostgreSQL database {self._where_text} is not a LangGraph PostgresSaver "
                 f"database: table(s) {', '.join(missing)} missing from the search path "
                 "(run saver.setup() once, or check the database and schema)"
+            )
+        if self._not_tables:
+            # A view's functions run as whoever selects from it: never read one in place of a table.
+            name, kind = next(iter(self._not_tables.items()))
+            raise StoreError(
+                f"PostgreSQL at {self._where_text}: {name} (schema {shown(found[name][1])}) is not a base table "
+                f"(relkind {kind!r}, e.g. a view); serde-kit reads only the saver's own tables: check the "
+                "database and the search path"
             )
         from psycopg.sql import Identifier
 
