@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from . import _prescan, _stack, budget, events
+from . import _prescan, _stack, budget, events, native
 from ._text import allow_entry, shell_assignment, shown
 from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS, Allowlist, TypeName, origin_name, parse_name
 from .errors import (
@@ -40,6 +40,7 @@ from .errors import (
 from .ext import codes, langchain, langgraph, numpy, pydantic, stdlib, user
 from .ext.codes import RebuildFn
 from .limits import DEFAULT_LIMITS, Limits
+from .renames import Renames, renamed
 
 # ext type, then its fixed header size and how the payload length is stored.
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
@@ -80,14 +81,17 @@ class Decoder:
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
         "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_unvalidated_warned",
+        "_renames",
     )  # fmt: skip
 
     def __init__(
-        self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS, validate: str = "auto"
+        self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS, validate: str = "auto",
+        renames: Renames | None = None,
     ) -> None:
         if validate not in pydantic.VALIDATE_MODES:
             raise ValueError(f"validate must be one of {', '.join(map(repr, pydantic.VALIDATE_MODES))}, not {validate!r}")
         self._validate = validate
+        self._renames: Renames = renames or {}  # stored name -> the class's name now (serde_kit.renames)
         self._unvalidated_warned: set[Any] = set()
         self._allowlist = allowlist
         self._lenient = lenient
@@ -116,8 +120,9 @@ class Decoder:
         # the hashes of the typed values it builds (rows large enough to flood).
         self._levels = self._level_decoders(track=False)
         self._tracked = self._level_decoders(track=True)
-        #: The top-level msgspec decoder: what a small row (see :meth:`loads`) goes straight to.
-        self.engine = self._levels[0]
+        #: The top-level engine: what a small row (see :meth:`loads`) goes straight to. The
+        #: msgspec decoder, or the compiled reader when serde_kit.native says it is active.
+        self.engine = native.engine(self, self._levels, SAFE_RECURSION_LIMIT)  # native: the one hook
 
     @property
     def limits(self) -> Limits:
@@ -219,7 +224,7 @@ class Decoder:
             outer = getattr(local, "hashes", None)
             local.hashes = {}
         try:
-            return levels[0].decode(data)
+            return (self.engine if local is None else levels[0]).decode(data)  # native: the compiled reader
         except ENGINE_ERRORS as exc:
             raise engine_error(exc, data) from None
         finally:
@@ -356,6 +361,8 @@ class Decoder:
         found = self._cache.get(key)
         if found is not None:
             return found
+        if self._renames:
+            module, name = renamed(self._renames, module, name)
         if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
             events.blocked(module, name)
             return _Blocked(_subscripted_error(code, module, name))

@@ -14,7 +14,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 import serde_kit
-from serde_kit import Serializer
+from serde_kit import Serializer, native
 from serde_kit.cli import exitcodes, main
 from serde_kit.cli.output import progress_for
 from sample_types import Doc
@@ -66,11 +66,12 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
-    assert capsys.readouterr().out == f"serde-kit {serde_kit.__version__}\n"
+    line = f"serde-kit {serde_kit.__version__} ({native.reason()})\n"  # the version and the read path
+    assert capsys.readouterr().out == line
     done = subprocess.run(
         [sys.executable, "-m", "serde_kit", "--version"], capture_output=True, text=True, timeout=120
     )
-    assert done.returncode == 0 and done.stdout == f"serde-kit {serde_kit.__version__}\n"
+    assert done.returncode == 0 and done.stdout == line
 
 
 def test_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,3 +129,19 @@ def test_with_json_errors_are_json_on_stdout(tmp_path: Path, capsys: pytest.Capt
     assert json.loads(out) == {
         "error": {"type": "UsageError", "message": "unrecognized arguments: --bogus", "exit_status": 2}
     }
+
+
+def test_a_missing_driver_says_how_to_install_it_from_a_clone_too() -> None:
+    import importlib.metadata
+    import re
+
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from serde_kit.cli import main\n"
+        "sys.exit(main(['status', '--postgres', 'postgresql://u@127.0.0.1:1/db']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    hint = re.search(r"pip install 'serde-kit\[(\w+)\]' \(in a clone of serde_kit: pip install -e '\.\[(\w+)\]'\)", done.stderr)
+    assert hint and hint[1] == hint[2] == "postgres", done.stderr
+    assert hint[1] in (importlib.metadata.metadata("serde-kit").get_all("Provides-Extra") or [])
