@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 
 from serde_kit import Allowlist
 from strategies import checkpoint_values, stock_values
@@ -142,4 +142,8 @@ def test_stock_values_written_by_the_stock_serializer(value):
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     fast, pure = _shared_pair()
-    assert_same_outcome(fast, pure, JsonPlusSerializer().dumps_typed(value), "stock value")
+    try:
+        row = JsonPlusSerializer().dumps_typed(value)
+    except TypeError:  # the stock writer cannot write some of them (numpy arrays in some layouts)
+        assume(False)
+    assert_same_outcome(fast, pure, row, "stock value")
