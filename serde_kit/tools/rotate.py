@@ -36,8 +36,11 @@ sealed without being unpickled: unpickling runs code named by the data).
 
 from __future__ import annotations
 
+import copy
+import queue
+import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -366,13 +369,14 @@ class _Rotator:
         def chunks() -> Iterator[list[tuple[Row, str, bytes]]]:
             # Re-encrypted chunk by chunk as the batch asks for them: a server
             # database updates one chunk while the next one is re-encrypted.
-            step = max(_MIN_CHUNK, -(-len(rows) // _CHUNKS))
-            for start in range(0, len(rows), step):
-                part = self._work(rows[start : start + step])
+            for part in map(self._work, _chunked(rows)):
                 work.extend(part)
                 yield [(row, new[0], new[1]) for row, _, new in part]
 
-        applied = batch.compare_and_swap_chunks(chunks())
+        self._settle(batch, work, batch.compare_and_swap_chunks(chunks()))
+
+    def _settle(self, batch: Any, work: list[tuple[Row, str, tuple[str, bytes]]], applied: list[bool]) -> None:
+        """Count the rows of ``work`` that applied; redo the ones that lost to a concurrent write."""
         if all(applied) and not self.bind and self.report.changed_rows is None:
             self._changed_many(work)
             return
@@ -407,8 +411,17 @@ class _Rotator:
                 return
         self.fail(row, f"row kept changing; gave up after {MAX_CAS_ATTEMPTS} attempts")
 
+    def _tally(self) -> RotateReport:
+        """An empty report for one batch's counts, merged into the run's once the batch commits."""
+        return RotateReport(
+            dry_run=False, primary_id=self.primary, changed_rows=None if self.report.changed_rows is None else []
+        )
+
     def run_table(self, table: Table, *, batch_size: int, bar: ProgressBar) -> None:
         """Walk ``table`` in locator order, one transaction per batch."""
+        if self.db.reads_ahead and not self.db.row_locks:
+            self._run_table_pipelined(table, batch_size=batch_size, bar=bar)
+            return
         after = None
         sizer = PageSizer(batch_size)  # memory stays bounded whatever batch_size says
         while True:
@@ -441,9 +454,7 @@ class _Rotator:
     def _run_batch(self, table: Table, *, seen: set[Any] | None = None, **claim: Any) -> tuple[list[Row], bool]:
         """One batch transaction; retried when the database aborts it (deadlock, busy, lost connection)."""
         for attempt in range(MAX_BATCH_ATTEMPTS):
-            tally = RotateReport(
-                dry_run=False, primary_id=self.primary, changed_rows=None if self.report.changed_rows is None else []
-            )
+            tally = self._tally()
             main, self.report = self.report, tally
             try:
                 with self.db.batch(table, **claim) as batch:
@@ -462,6 +473,55 @@ class _Rotator:
             return batch.rows, missed
         raise AssertionError("unreachable")
 
+    # -- the pipeline: read and re-encrypt batch N+1 while batch N is written ----------
+    def _run_table_pipelined(self, table: Table, *, batch_size: int, bar: ProgressBar) -> None:
+        """:meth:`run_table` in two stages: a reader thread claims and re-encrypts, this thread writes.
+
+        The reader works on its own connection (:meth:`Database.open_reader`),
+        one batch ahead; each batch it hands over is
+        written here in one transaction with compare-and-swap, exactly as a
+        serial batch (whose claim is read outside its transaction too), so a
+        row the application changed in between is re-read and redone.  An
+        error or interrupt in either stage stops both: the open transaction is
+        rolled back and the batches read ahead are dropped unwritten.
+        """
+        with _ReadAhead(self, table, batch_size) as ahead:
+            for rows, work, tally in ahead:
+                self._write_batch(table, rows, work, tally, before_commit=ahead.release)
+                bar.update(len(rows))
+                if not rows:
+                    return
+                self.report.stopped_at = (table.name, rows[-1].pk)
+
+    def _write_batch(
+        self,
+        table: Table,
+        rows: list[Row],
+        work: list[tuple[Row, str, tuple[str, bytes]]],
+        read: RotateReport,
+        *,
+        before_commit: Callable[[], None],
+    ) -> None:
+        """Write one batch prepared by the reader; retried when the database aborts it."""
+        for attempt in range(MAX_BATCH_ATTEMPTS):
+            tally = self._tally()
+            main, self.report = self.report, tally
+            try:
+                with self.db.batch(table, after=None, limit=len(rows), exclude_header=self.exclude, rows=rows) as batch:
+                    if work:
+                        self._settle(batch, work, batch.compare_and_swap_many([(r, *new) for r, _, new in work]))
+                    before_commit()
+            except StoreError as e:
+                if not self.db.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
+                    raise
+                self._recover(e)
+                continue  # rolled back; compare-and-swap redoes whatever changed meanwhile
+            finally:
+                self.report = main
+            main.merge(read)
+            main.merge(tally)
+            return
+
     def _recover(self, error: StoreError) -> None:
         if not self.db.lost:
             return
@@ -469,6 +529,119 @@ class _Rotator:
             raise StoreError(f"{error} (gave up after {MAX_RECONNECTS} reconnections; rerun to resume)") from None
         self.reconnects += 1
         self.db.reconnect()
+
+
+def _chunked(rows: list[Row]) -> Iterator[list[Row]]:
+    step = max(_MIN_CHUNK, -(-len(rows) // _CHUNKS))
+    for start in range(0, len(rows), step):
+        yield rows[start : start + step]
+
+
+_Prepared = tuple[list[Row], list[tuple[Row, str, tuple[str, bytes]]], RotateReport]
+
+
+class _ReadAhead:
+    """The reader stage of a pipelined table walk: an iterator of prepared batches.
+
+    A thread claims each batch on a reader connection (without locks, as a
+    SQLite batch does), re-encrypts it with its own cipher and a copy of the
+    rotator whose counts go to the batch's own tally, and hands it over.  It
+    starts the next batch only when the writer calls :meth:`release`, just
+    before its COMMIT: the commit (the WAL's writes and fsync, one call that
+    lets go of the GIL) then overlaps the next claim and re-encryption, while
+    the UPDATEs, which take the GIL back for every row, run alone (overlapped
+    with Python work they only waited for it).  At most two batches are in
+    memory (the one written, the one prepared), bounded by bytes as a serial
+    run's one is.  The last batch handed over
+    is empty.  Whatever the reader raises (``KeyboardInterrupt`` included) is
+    raised again, as it is, by the writer's ``next()``.  Leaving the ``with``
+    block stops the thread and closes its connection, however it is left.
+    """
+
+    def __init__(self, rotator: _Rotator, table: Table, batch_size: int) -> None:
+        self._main = rotator
+        self._table = table
+        self._batch_size = batch_size
+        self._queue: queue.Queue[_Prepared | BaseException] = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self._go = threading.Event()
+        self._go.set()
+        self._db = rotator.db.open_reader()
+        self._thread = threading.Thread(target=self._run, name="serde_kit-rotate-reader", daemon=True)
+
+    def __enter__(self) -> _ReadAhead:
+        self._thread.start()
+        return self
+
+    def __iter__(self) -> Iterator[_Prepared]:
+        while True:
+            item = self._queue.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if not item[0]:
+                return
+
+    def release(self) -> None:
+        """Let the reader start the next batch (the writer is about to commit the one it took)."""
+        self._go.set()
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._go.set()
+        while self._thread.is_alive():
+            try:  # unblock a reader waiting to hand over a batch
+                self._queue.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self._thread.join()
+        self._db.close()
+
+    def _run(self) -> None:
+        try:
+            self._read()
+        except BaseException as e:  # handed to the writer, which raises it
+            self._hand_over(e)
+
+    def _hand_over(self, item: _Prepared | BaseException) -> bool:
+        """Queue ``item`` for the writer; False once the writer has stopped the pipeline."""
+        if self._stop.is_set():
+            return False
+        self._queue.put(item)
+        return not self._stop.is_set()
+
+    def _read(self) -> None:
+        main, db, table = self._main, self._db, self._table
+        rotator = copy.copy(main)
+        rotator.db = db
+        rotator.identities = _Identities(db)
+        rotator.cipher = RowCipher(main.cipher.keyring)  # its plans and caches stay this thread's own
+        sizer = PageSizer(self._batch_size)
+        after: tuple[Any, ...] | None = None
+        while True:
+            self._go.wait()
+            self._go.clear()
+            if self._stop.is_set():
+                return
+            rows = self._claim(after, sizer.limit)
+            rotator.report = tally = main._tally()
+            tally.examined += len(rows)
+            work = [w for part in map(rotator._work, _chunked(rows)) for w in part]
+            sizer.saw(rows)
+            if not self._hand_over((rows, work, tally)) or not rows:
+                return
+            after = rows[-1].where
+
+    def _claim(self, after: tuple[Any, ...] | None, limit: int) -> list[Row]:
+        for attempt in range(MAX_BATCH_ATTEMPTS):
+            try:
+                return self._db.select_rows(
+                    self._table, after=after, limit=limit, exclude_header=self._main.exclude, claim=True
+                )
+            except StoreError as e:
+                if not self._db.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
 
 
 def rotate(

@@ -87,6 +87,15 @@ class Database(SaverQueries, ABC):
 
     #: Whether the database locks rows (claims happen inside the transaction).
     row_locks: ClassVar[bool] = True
+    #: Whether rotate may read and re-encrypt the next batch on a second connection
+    #: (:meth:`open_reader`) while this one writes the current batch.  Only where a
+    #: batch's rows are claimed outside its transaction anyway (no row locks), so the
+    #: claim means the same on either connection; an instance may turn it off.
+    reads_ahead: bool = False
+
+    def open_reader(self) -> Database:
+        """A second, read-only connection to the same database, for reading ahead (see :attr:`reads_ahead`)."""
+        raise NotImplementedError(f"{self.dialect} does not read ahead on a second connection")
     #: The statement that opens a batch transaction.
     begin_sql: ClassVar[str] = "BEGIN"
 
@@ -301,6 +310,7 @@ class Database(SaverQueries, ABC):
         exclude_header: bytes | None = None,
         skip_locked: bool = True,
         until: tuple[Any, ...] | None = None,
+        rows: list[Row] | None = None,
     ) -> SqlBatch:
         """Claim up to ``limit`` rows of ``table`` after locator ``after`` (to ``until``, inclusive).
 
@@ -309,11 +319,23 @@ class Database(SaverQueries, ABC):
         :class:`Batch` is one transaction, committed when the block exits
         normally and rolled back on an exception.  Where the database has row
         locks, rows are locked ``FOR UPDATE`` (``SKIP LOCKED`` unless
-        ``skip_locked=False``) so concurrent workers share them.
+        ``skip_locked=False``) so concurrent workers share them.  Without row
+        locks, ``rows`` may give the claim already read (on a reader
+        connection, :meth:`open_reader`); compare-and-swap catches any of them
+        changed since.
         """
         self.check_writable()
+        if rows is not None and self.row_locks:
+            raise ValueError("rows claimed elsewhere cannot be locked by this batch; claim them here")
         return self.batch_class(
-            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
+            self,
+            table,
+            after=after,
+            limit=limit,
+            exclude_header=exclude_header,
+            skip_locked=skip_locked,
+            until=until,
+            rows=rows,
         )
 
     def update_sql(self, table: Table) -> str:

@@ -109,6 +109,7 @@ class SqlBatch(Batch):
         exclude_header: bytes | None,
         skip_locked: bool,
         until: tuple[Any, ...] | None,
+        rows: list[Row] | None = None,
     ) -> None:
         self.db = db
         self.table = table
@@ -122,7 +123,9 @@ class SqlBatch(Batch):
         self._update_sql = db.update_sql(table)
         self._reread_sql = db.reread_sql(table, lock=db.lock_clause("wait"))
         self.rows: list[Row] = []
-        if not db.row_locks:
+        if rows is not None:
+            self.rows = rows  # claimed already (without row locks: see Database.batch)
+        elif not db.row_locks:
             self.rows = self._select()
 
     def _select(self, lock: str = "") -> list[Row]:

@@ -157,6 +157,9 @@ class SqliteDatabase(Database):
                 # row measured).  Memory of this connection only; durability is unchanged.
                 self.conn.execute(f"PRAGMA cache_size = -{_WRITE_CACHE_KIB}")
             self.tables = self._discover()
+            # A second connection reads while this one writes only in WAL mode: under a
+            # rollback journal its shared lock would hold up our own COMMIT.
+            self.reads_ahead = not readonly and self._journal_mode() == "wal"
         except sqlite3.DatabaseError as e:
             self.conn.close()
             if self._cannot_create_shm(str(e)):
@@ -170,6 +173,14 @@ class SqliteDatabase(Database):
 
     def describe(self) -> str:
         return f"sqlite:{self.path}"
+
+    def _journal_mode(self) -> str:
+        row = self.conn.execute("PRAGMA journal_mode").fetchone()
+        return str(row[0]).lower() if row else ""
+
+    def open_reader(self) -> SqliteDatabase:
+        # The same class, so a subclass's reading rules apply to the reader too.
+        return type(self)(self.path, readonly=True, timeout=self.timeout)
 
     def quote(self, name: str) -> str:
         # The rowid aliases stay bare: quoted, SQLite would read them as column names.
