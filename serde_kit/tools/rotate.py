@@ -61,8 +61,8 @@ from .common import (
     open_bar,
     stray_failure,
 )
-from .db import Database, Row, Table
-from .db.batch import PageSizer
+from .db import Database, Row, SealedUnder, Table
+from .db.paging import PageSizer
 from .scan import AllowlistCheck, RowCheck
 from .verify import VerifyReport, verify
 
@@ -167,20 +167,14 @@ def _is_bound(row: Row) -> bool:
     return row.info.kind is RowKind.AESGCM and isinstance(row.blob, bytes) and row.blob[:1] == _BOUND_BYTE
 
 
-def _pending(row: Row, header: bytes | None) -> bool:
-    """What a claim selects: a non-NULL blob not already under the primary (mirrors the SQL).
+def _pending(row: Row, exclude: SealedUnder | None) -> bool:
+    """What a claim selects: a non-NULL blob not already under the primary (the SQL's test, in Python).
 
-    With ``header`` None (binding) every non-NULL blob is selected.
+    With ``exclude`` None (binding) every non-NULL blob is selected.
     """
     if row.blob is None:
         return False
-    if header is None:
-        return True
-    tag, blob = row.tag, row.blob
-    under = (
-        isinstance(tag, str) and tag.endswith("+" + CIPHER_NAME) and isinstance(blob, bytes) and blob.startswith(header)
-    )
-    return not under
+    return exclude is None or not exclude.holds(row.tag, row.blob)
 
 
 _BOUND_BYTE = bytes((BOUND_VERSION,))
@@ -237,7 +231,7 @@ class _Rotator:
         self.primary = cipher.keyring.primary_id
         self.header = build_header(self.primary)
         #: what the claim SQL may skip: rows under the primary, unless unbound ones must be bound
-        self.exclude: bytes | None = None if bind else self.header
+        self.exclude: SealedUnder | None = None if bind else SealedUnder("+" + CIPHER_NAME, self.header)
         self.reconnects = 0
 
     def wanted(self, row: Row) -> str | None:
@@ -427,7 +421,7 @@ class _Rotator:
         while True:
             limit = sizer.limit
             rows, missed = self._run_batch(
-                table, after=after, limit=limit, exclude_header=self.exclude, skip_locked=True
+                table, after=after, limit=limit, exclude=self.exclude, skip_locked=True
             )
             sizer.saw(rows)
             bar.update(len(rows))
@@ -445,7 +439,7 @@ class _Rotator:
     def _sweep(self, table: Table, *, after: Any, until: Any, seen: set[Any], limit: int) -> None:
         while True:
             rows, _ = self._run_batch(
-                table, after=after, until=until, limit=limit, exclude_header=self.exclude, skip_locked=False, seen=seen
+                table, after=after, until=until, limit=limit, exclude=self.exclude, skip_locked=False, seen=seen
             )
             if not rows:
                 return
@@ -507,7 +501,7 @@ class _Rotator:
             tally = self._tally()
             main, self.report = self.report, tally
             try:
-                with self.db.batch(table, after=None, limit=len(rows), exclude_header=self.exclude, rows=rows) as batch:
+                with self.db.batch(table, after=None, limit=len(rows), exclude=self.exclude, rows=rows) as batch:
                     if work:
                         self._settle(batch, work, batch.compare_and_swap_many([(r, *new) for r, _, new in work]))
                     before_commit()
@@ -611,7 +605,7 @@ class _ReadAhead:
         return not self._stop.is_set()
 
     def _read(self) -> None:
-        main, db, table = self._main, self._db, self._table
+        main, db = self._main, self._db
         rotator = copy.copy(main)
         rotator.db = db
         rotator.identities = _Identities(db)
@@ -636,7 +630,7 @@ class _ReadAhead:
         for attempt in range(MAX_BATCH_ATTEMPTS):
             try:
                 return self._db.select_rows(
-                    self._table, after=after, limit=limit, exclude_header=self._main.exclude, claim=True
+                    self._table, after=after, limit=limit, exclude=self._main.exclude, claim=True
                 )
             except StoreError as e:
                 if not self._db.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
@@ -707,7 +701,7 @@ def rotate(
     exclude = rotator.exclude
 
     def total() -> int:
-        return sum(db.count_pending(t, exclude_header=exclude) for t in db.tables) if apply else db.count_rows()
+        return sum(db.count_pending(t, exclude=exclude) for t in db.tables) if apply else db.count_rows()
 
     bar = open_bar(progress, total, "rotate" if apply else "rotate (dry run)")
     try:

@@ -182,7 +182,8 @@ def test_an_interrupt_in_the_reader_stops_both_stages_and_keeps_whole_batches(gr
     monkeypatch.setattr(rotate_module._Rotator, "_work", work)
     with open_database(sqlite=graph_sqlite_db, readonly=False) as db:
         again = rotate(db, keyring=K_ROTATE, apply=True, batch_size=5)
-    assert again.ok and again.total_changed + report.total_changed == len(_changed(before, raw_rows_of(graph_sqlite_db)))
+    total = len(_changed(before, raw_rows_of(graph_sqlite_db)))
+    assert again.ok and again.total_changed + report.total_changed == total
 
 
 def raw_rows_of(path: str) -> dict:
