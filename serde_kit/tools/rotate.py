@@ -413,7 +413,7 @@ class _Rotator:
 
     def run_table(self, table: Table, *, batch_size: int, bar: ProgressBar) -> None:
         """Walk ``table`` in locator order, one transaction per batch."""
-        if self.db.reads_ahead and not self.db.row_locks:
+        if self.db.reads_ahead and self.db.can_read_ahead:
             self._run_table_pipelined(table, batch_size=batch_size, bar=bar)
             return
         after = None

@@ -1,4 +1,5 @@
-"""Pipelined rotation (SQLite in WAL mode): a reader thread claims and re-encrypts batch N+1 while batch N commits.
+"""Pipelined rotation (SQLite in WAL mode, ``db.reads_ahead = True``): a reader thread claims and
+re-encrypts batch N+1 while batch N commits.
 
 Its own failure modes: an error or interrupt in either stage stops both, keeps
 every committed batch and nothing of the open one, surfaces typed, and leaves
@@ -36,6 +37,7 @@ def _changed(before: dict, after: dict) -> set:
 class _Claims(SqliteDatabase):
     """A real SQLite store that records every claim (the reader connection is of the same class)."""
 
+    reads_ahead = True
     claims: list[list] = []
     claimed: threading.Condition
 
@@ -66,7 +68,7 @@ def test_wal_sqlite_reads_ahead_and_gives_what_a_serial_run_gives(graph_sqlite_t
     for path, ahead in zip(paths, (False, True), strict=True):
         shutil.copyfile(graph_sqlite_template, path)
         with open_database(sqlite=str(path), readonly=False) as db:
-            assert db.reads_ahead  # the saver's databases are in WAL mode
+            assert db.can_read_ahead and not db.reads_ahead  # the saver's databases are in WAL mode; off by default
             db.reads_ahead = ahead
             reports.append(rotate(db, keyring=K_ROTATE, apply=True, batch_size=7, record_changes=True, **ALL))
             contents.append((plain_rows(db), {k: classify_row(*v).key_id for k, v in raw_rows(db).items()}))
@@ -87,9 +89,12 @@ def test_a_rollback_journal_database_is_not_read_ahead(graph_sqlite_db):
         assert c.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
     with open_database(sqlite=graph_sqlite_db, readonly=False) as db:
         # a reader's shared lock would hold up our own COMMIT under a rollback journal
-        assert not db.reads_ahead
+        assert not db.can_read_ahead
+        db.reads_ahead = True
+        report = rotate(db, keyring=K_ROTATE, apply=True, batch_size=5, **ALL)
+        assert report.ok and report.total_changed > 0 and not _readers()
     with open_database(sqlite=graph_sqlite_db) as db:
-        assert not db.reads_ahead  # nor is a read-only one
+        assert not db.can_read_ahead  # nor is a read-only one
 
 
 class _CommitFails(_SqliteBatch):
@@ -117,7 +122,7 @@ def test_an_error_in_the_writer_while_the_reader_runs_ahead_keeps_the_committed_
     _FailingCommits.reset()
     _CommitFails.commits = 0
     with _FailingCommits(graph_sqlite_db, readonly=False) as db:
-        assert db.reads_ahead
+        assert db.reads_ahead and db.can_read_ahead
         with pytest.raises(StoreError, match="disk I/O error"):
             rotate(db, keyring=K_ROTATE, apply=True, batch_size=5)
         assert not db.conn.in_transaction
@@ -172,6 +177,7 @@ def test_an_interrupt_in_the_reader_stops_both_stages_and_keeps_whole_batches(gr
     with open_database(sqlite=graph_sqlite_db) as db:
         before = raw_rows(db)
     with open_database(sqlite=graph_sqlite_db, readonly=False) as db:
+        db.reads_ahead = True
         report = rotate(db, keyring=K_ROTATE, apply=True, batch_size=5)
         after = raw_rows(db)
     assert calls == [READER, READER]  # the re-encryption ran in the reader

@@ -91,14 +91,22 @@ class Database(SaverQueries, ABC):
 
     #: Whether the database locks rows (claims happen inside the transaction).
     row_locks: ClassVar[bool] = True
-    #: Whether rotate may read and re-encrypt the next batch on a second connection
-    #: (:meth:`open_reader`) while this one writes the current batch.  Only where a
-    #: batch's rows are claimed outside its transaction anyway (no row locks), so the
-    #: claim means the same on either connection; an instance may turn it off.
+    #: Whether rotate reads and re-encrypts the next batch on a second connection
+    #: (:meth:`open_reader`) while this one commits the current batch, where
+    #: :attr:`can_read_ahead`.  Off by default: on the shared 2-CPU machine it
+    #: measured slower (bench/README.md, "Pipelined rotation"); set it on an
+    #: instance to use it.
     reads_ahead: bool = False
 
+    @property
+    def can_read_ahead(self) -> bool:
+        """Whether a second connection may claim batches: only where a batch's rows are
+        claimed outside its transaction anyway (no row locks), so the claim means the
+        same on either connection."""
+        return False
+
     def open_reader(self) -> Database:
-        """A second, read-only connection to the same database, for reading ahead (see :attr:`reads_ahead`)."""
+        """A second, read-only connection to the same database, for reading ahead (see :attr:`can_read_ahead`)."""
         raise NotImplementedError(f"{self.dialect} does not read ahead on a second connection")
     #: The statement that opens a batch transaction.
     begin_sql: ClassVar[str] = "BEGIN"

@@ -160,7 +160,7 @@ class SqliteDatabase(Database):
             self.tables = self._discover()
             # A second connection reads while this one writes only in WAL mode: under a
             # rollback journal its shared lock would hold up our own COMMIT.
-            self.reads_ahead = not readonly and self._journal_mode() == "wal"
+            self._wal = self._journal_mode() == "wal"
         except sqlite3.DatabaseError as e:
             self.conn.close()
             if self._cannot_create_shm(str(e)):
@@ -178,6 +178,10 @@ class SqliteDatabase(Database):
     def _journal_mode(self) -> str:
         row = self.conn.execute("PRAGMA journal_mode").fetchone()
         return str(row[0]).lower() if row else ""
+
+    @property
+    def can_read_ahead(self) -> bool:
+        return not self.readonly and self._wal
 
     def open_reader(self) -> SqliteDatabase:
         # The same class, so a subclass's reading rules apply to the reader too.
