@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, StoreError
 
 from .address import masked, scrub, url_secrets
@@ -186,7 +187,7 @@ class MysqlDatabase(ServerDatabase):
         try:
             import pymysql
         except ImportError:
-            raise ConfigError("MySQL support needs PyMySQL: pip install 'serde-kit[mysql]'") from None
+            raise ConfigError("MySQL support needs PyMySQL: " + install_hint("mysql")) from None
         self._pymysql = pymysql
         self._args = parse_mysql_dsn(dsn)
         self.readonly = readonly

@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, StoreError
 
 from .address import masked, plain, scrub, url_passwords, url_secrets
@@ -194,7 +195,7 @@ class PostgresDatabase(ServerDatabase):
         try:
             import psycopg
         except ImportError:
-            raise ConfigError("PostgreSQL support needs psycopg: pip install 'serde-kit[postgres]'") from None
+            raise ConfigError("PostgreSQL support needs psycopg: " + install_hint("postgres")) from None
         self._psycopg = psycopg
         self._dsn = dsn
         self.readonly = readonly
