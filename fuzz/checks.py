@@ -138,6 +138,23 @@ def check_encrypted(data: bytes) -> None:
             pass
 
 
+_native_pairs: dict[bool, Any] = {}
+
+
+def check_native(data: bytes) -> None:
+    """Arbitrary tag + bytes: the compiled reader and the pure path give identical values
+    and types, or raise the same SerdeError subclass (tests/native/conftest.py)."""
+    if not _native_pairs:
+        from native.conftest import make_pair
+
+        _native_pairs[False] = make_pair(allow=T.USER_TYPES)
+        _native_pairs[True] = make_pair(allow=T.USER_TYPES, lenient=True)
+    from native.conftest import assert_same_outcome
+
+    fast, pure = _native_pairs[bool(data and data[0] >= 128)]
+    assert_same_outcome(fast, pure, _common.split_tagged(data), "fuzz input")
+
+
 def warm_up() -> None:
     """Import and build everything before fuzzing starts, so the first input is not
     charged (against the per-input timeout) for importing langgraph and friends."""
@@ -152,6 +169,7 @@ CHECKS = {
     "fuzz_resources": check_resources,
     "fuzz_roundtrip": check_roundtrip,
     "fuzz_encrypted": check_encrypted,
+    "fuzz_native": check_native,
 }
 
 

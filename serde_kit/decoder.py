@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from . import _prescan, _stack, budget, events
+from . import _prescan, _stack, budget, events, native
 from ._text import allow_entry, shell_assignment, shown
 from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS, Allowlist, TypeName, origin_name, parse_name
 from .errors import (
@@ -120,8 +120,9 @@ class Decoder:
         # the hashes of the typed values it builds (rows large enough to flood).
         self._levels = self._level_decoders(track=False)
         self._tracked = self._level_decoders(track=True)
-        #: The top-level msgspec decoder: what a small row (see :meth:`loads`) goes straight to.
-        self.engine = self._levels[0]
+        #: The top-level engine: what a small row (see :meth:`loads`) goes straight to. The
+        #: msgspec decoder, or the compiled reader when serde_kit.native says it is active.
+        self.engine = native.engine(self, self._levels, SAFE_RECURSION_LIMIT)  # native: the one hook
 
     @property
     def limits(self) -> Limits:
@@ -223,7 +224,7 @@ class Decoder:
             outer = getattr(local, "hashes", None)
             local.hashes = {}
         try:
-            return levels[0].decode(data)
+            return (self.engine if local is None else levels[0]).decode(data)  # native: the compiled reader
         except ENGINE_ERRORS as exc:
             raise engine_error(exc, data) from None
         finally:

@@ -12,7 +12,7 @@ from typing import Any
 
 import ormsgpack
 
-from . import _main_types, _prescan, _stack
+from . import _main_types, _prescan, _stack, budget
 from .allowlist import Allowlist, origin_name
 from .errors import EncodeError, LimitExceededError, SerdeError
 from .ext import codes, langgraph, numpy, pydantic, stdlib, user
@@ -107,7 +107,8 @@ class Encoder:
             # Every container header is one of these bytes (strings may hold some too):
             # only a row with more of them than the limit needs the exact count.
             if len(data.translate(None, _NOT_CONTAINER_HEADER)) > limits.max_containers:
-                _prescan.check(data, limits)
+                with budget.metered(len(data), limits):  # as the reader runs it: its costly steps charge
+                    _prescan.check(data, limits)
         except LimitExceededError as exc:
             raise EncodeError(
                 f"refused to write a value its reader would refuse: {exc}", limit=exc.limit

@@ -58,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=exitcodes.HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"serde-kit {__version__}")
+    from serde_kit import native
+
+    parser.add_argument("--version", action="version", version=f"serde-kit {__version__} ({native.reason()})")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)

@@ -14,7 +14,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 import serde_kit
-from serde_kit import Serializer
+from serde_kit import Serializer, native
 from serde_kit.cli import exitcodes, main
 from serde_kit.cli.output import progress_for
 from sample_types import Doc
@@ -66,11 +66,12 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
-    assert capsys.readouterr().out == f"serde-kit {serde_kit.__version__}\n"
+    line = f"serde-kit {serde_kit.__version__} ({native.reason()})\n"  # the version and the read path
+    assert capsys.readouterr().out == line
     done = subprocess.run(
         [sys.executable, "-m", "serde_kit", "--version"], capture_output=True, text=True, timeout=120
     )
-    assert done.returncode == 0 and done.stdout == f"serde-kit {serde_kit.__version__}\n"
+    assert done.returncode == 0 and done.stdout == line
 
 
 def test_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,109 @@
+"""Pairs of serializers, one per read path, for the native-vs-pure tests."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from compare import assert_same
+from serde_kit import Serializer, native
+
+REQUIRED = os.environ.get("SERDE_KIT_REQUIRE_NATIVE") == "1"
+
+
+def require_reader() -> None:
+    """Fail (when the build is required) or skip, visibly, without the compiled reader."""
+    if native.AVAILABLE:
+        return
+    if REQUIRED:
+        pytest.fail("SERDE_KIT_REQUIRE_NATIVE=1 but serde_kit._reader is not built")
+    pytest.skip("serde_kit._reader is not built: the native-vs-pure tests need it")
+
+
+@contextmanager
+def read_path(path: str) -> Iterator[None]:
+    """Serializers made inside the block read with ``path`` ("native" or "python")."""
+    before = native.ACTIVE
+    native.ACTIVE = path
+    try:
+        yield
+    finally:
+        native.ACTIVE = before
+
+
+def make_pair(**kwargs: Any) -> tuple[Serializer, Serializer]:
+    """(native, pure) serializers with the same options."""
+    require_reader()
+    with read_path("native"):
+        fast = Serializer(**kwargs)
+    with read_path("python"):
+        pure = Serializer(**kwargs)
+    assert type(fast._decoder.engine).__name__ == "Reader"
+    assert type(pure._decoder.engine).__name__ != "Reader"
+    return fast, pure
+
+
+def outcome(read: Callable[[Any], Any], row: Any) -> tuple[str, Any]:
+    """("value", v) or ("error", the exception class) of one read, warnings recorded."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return ("value", read(row))
+        except Exception as exc:
+            return ("error", type(exc))
+        finally:
+            del caught  # lenient warnings are per decoder; their count is not compared
+
+
+def assert_same_outcome(fast: Serializer, pure: Serializer, row: tuple[str, bytes], label: str = "") -> None:
+    """Both paths give identical values and types, or the same error class; the
+    native one twice (before and after its table learned the row's heads)."""
+    expected = outcome(pure.loads_typed, row)
+    for attempt in ("cold", "warm"):
+        got = outcome(fast.loads_typed, row)
+        assert got[0] == expected[0], f"{label} ({attempt}): native {got!r:.300} vs pure {expected!r:.300}"
+        if expected[0] == "error":
+            assert got[1] is expected[1], f"{label} ({attempt}): native raised {got[1]}, pure {expected[1]}"
+        else:
+            try:
+                assert_same_deep(expected[1], got[1])
+            except AssertionError as exc:
+                raise AssertionError(f"{label} ({attempt}): {exc}") from None
+
+
+def assert_same_deep(expected: Any, actual: Any) -> None:
+    """:func:`compare.assert_same`, with lists and dicts walked without recursion
+    (fuzz rows nest deeper than the recursive comparison can follow)."""
+    pending = [(expected, actual, "$")]
+    while pending:
+        e, a, path = pending.pop()
+        assert type(e) is type(a), f"{path}: type {type(a)} != {type(e)}"
+        if type(e) in (list, tuple):
+            assert len(e) == len(a), f"{path}: length {len(a)} != {len(e)}"
+            pending.extend((x, y, f"{path}[{i}]") for i, (x, y) in enumerate(zip(e, a)))
+        elif type(e) is dict:
+            assert list(e) == list(a), f"{path}: keys differ"
+            for (ke, ve), (ka, va) in zip(e.items(), a.items()):
+                assert type(ke) is type(ka), f"{path}: key type {type(ka)} != {type(ke)}"
+                pending.append((ve, va, f"{path}[{ke!r:.40}]"))
+        else:
+            try:
+                assert_same(e, a, path)
+            except AssertionError:
+                raise
+            except Exception:
+                # A half-built object (a damaged row the pure path builds unvalidated) may
+                # fail the comparison's own attribute reads: compare what it holds.
+                assert getattr(e, "__dict__", None) == getattr(a, "__dict__", None), f"{path}: fields differ"
+
+
+@pytest.fixture
+def pair() -> tuple[Serializer, Serializer]:
+    from strategy_types import USER_TYPES
+
+    return make_pair(allow=USER_TYPES)
