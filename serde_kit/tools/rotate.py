@@ -167,16 +167,6 @@ def _is_bound(row: Row) -> bool:
     return row.info.kind is RowKind.AESGCM and isinstance(row.blob, bytes) and row.blob[:1] == _BOUND_BYTE
 
 
-def _pending(row: Row, exclude: SealedUnder | None) -> bool:
-    """What a claim selects: a non-NULL blob not already under the primary (the SQL's test, in Python).
-
-    With ``exclude`` None (binding) every non-NULL blob is selected.
-    """
-    if row.blob is None:
-        return False
-    return exclude is None or not exclude.holds(row.tag, row.blob)
-
-
 _BOUND_BYTE = bytes((BOUND_VERSION,))
 _PICKLE_TAG = "pickle"
 _PICKLE_REFUSED = (
@@ -675,7 +665,10 @@ def rotate(
     ``record_changes=True`` lists every changed row's primary key in
     ``changed_rows``.  Raises :class:`~serde_kit.errors.StoreError` when the
     database fails past the retries (the open batch is rolled back; a rerun
-    resumes).
+    resumes).  With ``db.reads_ahead = True`` (SQLite in WAL mode, see
+    :attr:`~serde_kit.tools.db.base.Database.can_read_ahead`) batches are
+    pipelined: the next is claimed and re-encrypted on a second connection
+    while the current one commits; off by default (bench/README.md).
     """
     if batch_size < 1:
         raise ConfigError("batch size must be at least 1")
@@ -728,7 +721,7 @@ def _dry_run(db: Database, rotator: _Rotator, keyring: Keyring, *, batch_size: i
     whole = rotator.bind or rotator.encrypt_plaintext or rotator.upgrade_legacy
     for rows in db.iter_rows(batch_size, head=None if whole else HEADER_READ):
         for row in rows:
-            if not _pending(row, rotator.exclude):
+            if not db.would_claim(row, rotator.exclude):
                 if row.blob is not None:
                     report.already_primary += 1
                 continue

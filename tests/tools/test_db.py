@@ -246,6 +246,12 @@ def test_exclude_skips_rows_sealed_under_that_suffix_and_header(graph_db):
                 return {r.pk[0].split("-")[0] for r in batch.rows}
 
         all_groups = {r.pk[0].split("-")[0] for b in store.iter_rows(tables=[table.name]) for r in b}
+        # the Python form beside the SQL (rotate's dry run uses it) decides every row the same way
+        rows = [r for b in store.iter_rows(tables=[table.name]) for r in b]
+        for exclude in (SealedUnder("+" + CIPHER_NAME, header), SealedUnder("+aes", header), None):
+            with store.batch(table, after=None, limit=10_000, exclude=exclude) as batch:
+                sql = {r.pk for r in batch.rows}
+            assert {r.pk for r in rows if store.would_claim(r, exclude)} == sql and sql
         # the suffix is a bound value from crypto.blob, not a literal of the dialect's SQL
         assert claimed(SealedUnder("+" + CIPHER_NAME, header)) == all_groups - {"old"}
         assert claimed(SealedUnder("+" + CIPHER_NAME.upper(), header)) == all_groups  # case-sensitive

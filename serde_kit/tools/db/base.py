@@ -89,6 +89,13 @@ class Database(SaverQueries, ABC):
         Four marks, in the order of :meth:`SealedUnder.params`: suffix length, suffix, header length, header.
         """
 
+    def would_claim(self, row: Row, exclude: SealedUnder | None) -> bool:
+        """What a claim's WHERE (below and :meth:`under_header`) decides for ``row``, in Python.
+
+        A non-NULL blob not already sealed under ``exclude`` (every non-NULL blob when None).
+        """
+        return row.blob is not None and (exclude is None or not exclude.holds(row.tag, row.blob))
+
     #: Whether the database locks rows (claims happen inside the transaction).
     row_locks: ClassVar[bool] = True
     #: Whether rotate reads and re-encrypts the next batch on a second connection
