@@ -346,9 +346,6 @@ class PostgresDatabase(ServerDatabase):
         """Whether the connection is gone (the server restarted or ended our backend)."""
         return bool(self.conn is None or self.conn.closed or self.conn.broken)
 
-    def is_transient(self, error: BaseException) -> bool:
-        return isinstance(error, StoreError) and error.transient
-
     def _discover(self) -> tuple[Table, ...]:
         found = self._found or {}
         missing = [n for n in self.layout.serde_tables if n not in found]
