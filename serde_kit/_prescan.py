@@ -116,8 +116,13 @@ def _uniform_run(data: bytes, pos: int, first: int, width: int, left: int) -> in
     return good
 
 
-def check(data: bytes, limits: Limits) -> None:
+def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> None:
     """Raise if ``data`` holds what the engine cannot bound; cheap for most rows.
+
+    Its Python walk is charged to the work meter of the decode call running on
+    this thread; ``in_decode=True`` (the decoder) asks for that meter first
+    (:class:`~serde_kit.budget.NeedsMeter`) when none is open, any other caller
+    (the writer checking what its reader will read) gets one for this check.
 
     Whole-row byte counts (C speed) rule out most rows at once. A row that may
     hold many array keys or a timestamp is decoded once by ormsgpack with
@@ -130,16 +135,16 @@ def check(data: bytes, limits: Limits) -> None:
     if size > limits.max_containers:
         classes = data.translate(_CLASSES)
         if classes.count(b"C") + classes.count(b"A") > limits.max_containers:
-            _walk(data, limits)
+            _walk(data, limits, in_decode)
             return
         suspect_keys = may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
     elif size >= SMALL_ROW:
         suspect_keys = _may_hold_array_keys(data, limits)
     if suspect_keys:
         if not _in_c(_plain_keys, data):
-            _walk(data, limits)
+            _walk(data, limits, in_decode)
     elif _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
-        _walk(data, limits)  # ormsgpack could not read it: the walk finds what is wrong
+        _walk(data, limits, in_decode)  # ormsgpack could not read it: the walk finds what is wrong
 
 
 def _may_hold_array_keys(data: bytes, limits: Limits) -> bool:
@@ -175,9 +180,13 @@ def _in_c(check: Callable[[bytes], bool], data: bytes) -> bool:
     return _stack.on_big_stack(check, data)
 
 
-def _walk(data: bytes, limits: Limits) -> None:
+def _walk(data: bytes, limits: Limits, in_decode: bool) -> None:
     """:func:`scan`, charged to the call's work meter (it runs in Python)."""
-    budget.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
+    work = len(data) * budget.WALK_UNITS_PER_BYTE
+    if in_decode or budget.current() is not None:
+        budget.charge(work, "the prescan's walk over the row")
+    else:
+        budget.Meter(len(data), limits).charge(work, "the prescan's walk over the row")
     scan(data, limits)
 
 

@@ -199,7 +199,7 @@ class Decoder:
         # small pending writes stays where it was.
         small = size < self.small_row
         if not small or 255 in data:
-            _prescan.check(data, limits)
+            _prescan.check(data, limits, in_decode=True)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
         untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
         if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):

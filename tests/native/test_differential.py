@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 
 from serde_kit import Allowlist
 from strategies import checkpoint_values, stock_values
@@ -142,4 +142,11 @@ def test_stock_values_written_by_the_stock_serializer(value):
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     fast, pure = _shared_pair()
-    assert_same_outcome(fast, pure, JsonPlusSerializer().dumps_typed(value), "stock value")
+    try:
+        row = JsonPlusSerializer().dumps_typed(value)
+    except TypeError:
+        # The stock writer has no encoding for some corners (a non-contiguous array layout,
+        # a frozenset of tuples-with-sets): there is no stock row to read.
+        assume(False)
+        raise
+    assert_same_outcome(fast, pure, row, "stock value")
