@@ -36,8 +36,11 @@ sealed without being unpickled: unpickling runs code named by the data).
 
 from __future__ import annotations
 
+import copy
+import queue
+import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -58,8 +61,8 @@ from .common import (
     open_bar,
     stray_failure,
 )
-from .db import Database, Row, Table
-from .db.batch import PageSizer
+from .db import Database, Row, SealedUnder, Table
+from .db.paging import PageSizer
 from .scan import AllowlistCheck, RowCheck
 from .verify import VerifyReport, verify
 
@@ -164,22 +167,6 @@ def _is_bound(row: Row) -> bool:
     return row.info.kind is RowKind.AESGCM and isinstance(row.blob, bytes) and row.blob[:1] == _BOUND_BYTE
 
 
-def _pending(row: Row, header: bytes | None) -> bool:
-    """What a claim selects: a non-NULL blob not already under the primary (mirrors the SQL).
-
-    With ``header`` None (binding) every non-NULL blob is selected.
-    """
-    if row.blob is None:
-        return False
-    if header is None:
-        return True
-    tag, blob = row.tag, row.blob
-    under = (
-        isinstance(tag, str) and tag.endswith("+" + CIPHER_NAME) and isinstance(blob, bytes) and blob.startswith(header)
-    )
-    return not under
-
-
 _BOUND_BYTE = bytes((BOUND_VERSION,))
 _PICKLE_TAG = "pickle"
 _PICKLE_REFUSED = (
@@ -234,7 +221,7 @@ class _Rotator:
         self.primary = cipher.keyring.primary_id
         self.header = build_header(self.primary)
         #: what the claim SQL may skip: rows under the primary, unless unbound ones must be bound
-        self.exclude: bytes | None = None if bind else self.header
+        self.exclude: SealedUnder | None = None if bind else SealedUnder("+" + CIPHER_NAME, self.header)
         self.reconnects = 0
 
     def wanted(self, row: Row) -> str | None:
@@ -366,13 +353,14 @@ class _Rotator:
         def chunks() -> Iterator[list[tuple[Row, str, bytes]]]:
             # Re-encrypted chunk by chunk as the batch asks for them: a server
             # database updates one chunk while the next one is re-encrypted.
-            step = max(_MIN_CHUNK, -(-len(rows) // _CHUNKS))
-            for start in range(0, len(rows), step):
-                part = self._work(rows[start : start + step])
+            for part in map(self._work, _chunked(rows)):
                 work.extend(part)
                 yield [(row, new[0], new[1]) for row, _, new in part]
 
-        applied = batch.compare_and_swap_chunks(chunks())
+        self._settle(batch, work, batch.compare_and_swap_chunks(chunks()))
+
+    def _settle(self, batch: Any, work: list[tuple[Row, str, tuple[str, bytes]]], applied: list[bool]) -> None:
+        """Count the rows of ``work`` that applied; redo the ones that lost to a concurrent write."""
         if all(applied) and not self.bind and self.report.changed_rows is None:
             self._changed_many(work)
             return
@@ -407,14 +395,23 @@ class _Rotator:
                 return
         self.fail(row, f"row kept changing; gave up after {MAX_CAS_ATTEMPTS} attempts")
 
+    def _tally(self) -> RotateReport:
+        """An empty report for one batch's counts, merged into the run's once the batch commits."""
+        return RotateReport(
+            dry_run=False, primary_id=self.primary, changed_rows=None if self.report.changed_rows is None else []
+        )
+
     def run_table(self, table: Table, *, batch_size: int, bar: ProgressBar) -> None:
         """Walk ``table`` in locator order, one transaction per batch."""
+        if self.db.reads_ahead and self.db.can_read_ahead:
+            self._run_table_pipelined(table, batch_size=batch_size, bar=bar)
+            return
         after = None
         sizer = PageSizer(batch_size)  # memory stays bounded whatever batch_size says
         while True:
             limit = sizer.limit
             rows, missed = self._run_batch(
-                table, after=after, limit=limit, exclude_header=self.exclude, skip_locked=True
+                table, after=after, limit=limit, exclude=self.exclude, skip_locked=True
             )
             sizer.saw(rows)
             bar.update(len(rows))
@@ -432,7 +429,7 @@ class _Rotator:
     def _sweep(self, table: Table, *, after: Any, until: Any, seen: set[Any], limit: int) -> None:
         while True:
             rows, _ = self._run_batch(
-                table, after=after, until=until, limit=limit, exclude_header=self.exclude, skip_locked=False, seen=seen
+                table, after=after, until=until, limit=limit, exclude=self.exclude, skip_locked=False, seen=seen
             )
             if not rows:
                 return
@@ -441,9 +438,7 @@ class _Rotator:
     def _run_batch(self, table: Table, *, seen: set[Any] | None = None, **claim: Any) -> tuple[list[Row], bool]:
         """One batch transaction; retried when the database aborts it (deadlock, busy, lost connection)."""
         for attempt in range(MAX_BATCH_ATTEMPTS):
-            tally = RotateReport(
-                dry_run=False, primary_id=self.primary, changed_rows=None if self.report.changed_rows is None else []
-            )
+            tally = self._tally()
             main, self.report = self.report, tally
             try:
                 with self.db.batch(table, **claim) as batch:
@@ -462,6 +457,55 @@ class _Rotator:
             return batch.rows, missed
         raise AssertionError("unreachable")
 
+    # -- the pipeline: read and re-encrypt batch N+1 while batch N is written ----------
+    def _run_table_pipelined(self, table: Table, *, batch_size: int, bar: ProgressBar) -> None:
+        """:meth:`run_table` in two stages: a reader thread claims and re-encrypts, this thread writes.
+
+        The reader works on its own connection (:meth:`Database.open_reader`),
+        one batch ahead; each batch it hands over is
+        written here in one transaction with compare-and-swap, exactly as a
+        serial batch (whose claim is read outside its transaction too), so a
+        row the application changed in between is re-read and redone.  An
+        error or interrupt in either stage stops both: the open transaction is
+        rolled back and the batches read ahead are dropped unwritten.
+        """
+        with _ReadAhead(self, table, batch_size) as ahead:
+            for rows, work, tally in ahead:
+                self._write_batch(table, rows, work, tally, before_commit=ahead.release)
+                bar.update(len(rows))
+                if not rows:
+                    return
+                self.report.stopped_at = (table.name, rows[-1].pk)
+
+    def _write_batch(
+        self,
+        table: Table,
+        rows: list[Row],
+        work: list[tuple[Row, str, tuple[str, bytes]]],
+        read: RotateReport,
+        *,
+        before_commit: Callable[[], None],
+    ) -> None:
+        """Write one batch prepared by the reader; retried when the database aborts it."""
+        for attempt in range(MAX_BATCH_ATTEMPTS):
+            tally = self._tally()
+            main, self.report = self.report, tally
+            try:
+                with self.db.batch(table, after=None, limit=len(rows), exclude=self.exclude, rows=rows) as batch:
+                    if work:
+                        self._settle(batch, work, batch.compare_and_swap_many([(r, *new) for r, _, new in work]))
+                    before_commit()
+            except StoreError as e:
+                if not self.db.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
+                    raise
+                self._recover(e)
+                continue  # rolled back; compare-and-swap redoes whatever changed meanwhile
+            finally:
+                self.report = main
+            main.merge(read)
+            main.merge(tally)
+            return
+
     def _recover(self, error: StoreError) -> None:
         if not self.db.lost:
             return
@@ -469,6 +513,119 @@ class _Rotator:
             raise StoreError(f"{error} (gave up after {MAX_RECONNECTS} reconnections; rerun to resume)") from None
         self.reconnects += 1
         self.db.reconnect()
+
+
+def _chunked(rows: list[Row]) -> Iterator[list[Row]]:
+    step = max(_MIN_CHUNK, -(-len(rows) // _CHUNKS))
+    for start in range(0, len(rows), step):
+        yield rows[start : start + step]
+
+
+_Prepared = tuple[list[Row], list[tuple[Row, str, tuple[str, bytes]]], RotateReport]
+
+
+class _ReadAhead:
+    """The reader stage of a pipelined table walk: an iterator of prepared batches.
+
+    A thread claims each batch on a reader connection (without locks, as a
+    SQLite batch does), re-encrypts it with its own cipher and a copy of the
+    rotator whose counts go to the batch's own tally, and hands it over.  It
+    starts the next batch only when the writer calls :meth:`release`, just
+    before its COMMIT: the commit (the WAL's writes and fsync, one call that
+    lets go of the GIL) then overlaps the next claim and re-encryption, while
+    the UPDATEs, which take the GIL back for every row, run alone (overlapped
+    with Python work they only waited for it).  At most two batches are in
+    memory (the one written, the one prepared), bounded by bytes as a serial
+    run's one is.  The last batch handed over
+    is empty.  Whatever the reader raises (``KeyboardInterrupt`` included) is
+    raised again, as it is, by the writer's ``next()``.  Leaving the ``with``
+    block stops the thread and closes its connection, however it is left.
+    """
+
+    def __init__(self, rotator: _Rotator, table: Table, batch_size: int) -> None:
+        self._main = rotator
+        self._table = table
+        self._batch_size = batch_size
+        self._queue: queue.Queue[_Prepared | BaseException] = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self._go = threading.Event()
+        self._go.set()
+        self._db = rotator.db.open_reader()
+        self._thread = threading.Thread(target=self._run, name="serde_kit-rotate-reader", daemon=True)
+
+    def __enter__(self) -> _ReadAhead:
+        self._thread.start()
+        return self
+
+    def __iter__(self) -> Iterator[_Prepared]:
+        while True:
+            item = self._queue.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if not item[0]:
+                return
+
+    def release(self) -> None:
+        """Let the reader start the next batch (the writer is about to commit the one it took)."""
+        self._go.set()
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._go.set()
+        while self._thread.is_alive():
+            try:  # unblock a reader waiting to hand over a batch
+                self._queue.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self._thread.join()
+        self._db.close()
+
+    def _run(self) -> None:
+        try:
+            self._read()
+        except BaseException as e:  # handed to the writer, which raises it
+            self._hand_over(e)
+
+    def _hand_over(self, item: _Prepared | BaseException) -> bool:
+        """Queue ``item`` for the writer; False once the writer has stopped the pipeline."""
+        if self._stop.is_set():
+            return False
+        self._queue.put(item)
+        return not self._stop.is_set()
+
+    def _read(self) -> None:
+        main, db = self._main, self._db
+        rotator = copy.copy(main)
+        rotator.db = db
+        rotator.identities = _Identities(db)
+        rotator.cipher = RowCipher(main.cipher.keyring)  # its plans and caches stay this thread's own
+        sizer = PageSizer(self._batch_size)
+        after: tuple[Any, ...] | None = None
+        while True:
+            self._go.wait()
+            self._go.clear()
+            if self._stop.is_set():
+                return
+            rows = self._claim(after, sizer.limit)
+            rotator.report = tally = main._tally()
+            tally.examined += len(rows)
+            work = [w for part in map(rotator._work, _chunked(rows)) for w in part]
+            sizer.saw(rows)
+            if not self._hand_over((rows, work, tally)) or not rows:
+                return
+            after = rows[-1].where
+
+    def _claim(self, after: tuple[Any, ...] | None, limit: int) -> list[Row]:
+        for attempt in range(MAX_BATCH_ATTEMPTS):
+            try:
+                return self._db.select_rows(
+                    self._table, after=after, limit=limit, exclude=self._main.exclude, claim=True
+                )
+            except StoreError as e:
+                if not self._db.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
 
 
 def rotate(
@@ -508,7 +665,10 @@ def rotate(
     ``record_changes=True`` lists every changed row's primary key in
     ``changed_rows``.  Raises :class:`~serde_kit.errors.StoreError` when the
     database fails past the retries (the open batch is rolled back; a rerun
-    resumes).
+    resumes).  With ``db.reads_ahead = True`` (SQLite in WAL mode, see
+    :attr:`~serde_kit.tools.db.base.Database.can_read_ahead`) batches are
+    pipelined: the next is claimed and re-encrypted on a second connection
+    while the current one commits; off by default (bench/README.md).
     """
     if batch_size < 1:
         raise ConfigError("batch size must be at least 1")
@@ -534,7 +694,7 @@ def rotate(
     exclude = rotator.exclude
 
     def total() -> int:
-        return sum(db.count_pending(t, exclude_header=exclude) for t in db.tables) if apply else db.count_rows()
+        return sum(db.count_pending(t, exclude=exclude) for t in db.tables) if apply else db.count_rows()
 
     bar = open_bar(progress, total, "rotate" if apply else "rotate (dry run)")
     try:
@@ -561,7 +721,7 @@ def _dry_run(db: Database, rotator: _Rotator, keyring: Keyring, *, batch_size: i
     whole = rotator.bind or rotator.encrypt_plaintext or rotator.upgrade_legacy
     for rows in db.iter_rows(batch_size, head=None if whole else HEADER_READ):
         for row in rows:
-            if not _pending(row, rotator.exclude):
+            if not db.would_claim(row, rotator.exclude):
                 if row.blob is not None:
                     report.already_primary += 1
                 continue

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import socket
-import uuid
 import sqlite3
+import uuid
 
 import psycopg
 import pytest
@@ -13,7 +13,7 @@ from rotate_fixtures import DIALECTS, K_OLD, raw_rows
 from serde_kit.crypto import EncryptedSerializer
 from serde_kit.errors import ConfigError, StoreError
 from serde_kit.tools.db import open_database
-from serde_kit.tools.db.model import Row
+from serde_kit.tools.db.model import Row, SealedUnder
 
 SQLITE_PKS = {
     "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
@@ -233,16 +233,30 @@ def test_sqlite_batch_rolls_back_on_error(graph_sqlite_db):
         assert raw_rows(store) == before
 
 
-def test_exclude_header_skips_rows_under_that_key(graph_sqlite_db):
-    from serde_kit.crypto.blob import build_header
+def test_exclude_skips_rows_sealed_under_that_suffix_and_header(graph_db):
+    from serde_kit.crypto.blob import CIPHER_NAME, build_header
 
-    with open_database(sqlite=graph_sqlite_db, readonly=False) as store:
-        table = store.table("checkpoints")
-        with store.batch(table, after=None, limit=1000, exclude_header=build_header("k1")) as batch:
-            claimed = {r.pk[0].split("-")[0] for r in batch.rows}
-        all_groups = {r.pk[0].split("-")[0] for b in store.iter_rows(tables=["checkpoints"]) for r in b}
-    assert "old" in all_groups and "old" not in claimed
-    assert claimed == all_groups - {"old"}
+    kind, location = graph_db
+    with open_database(**{kind: location}, readonly=False) as store:
+        table = next(t for t in store.tables if t.name.endswith("writes"))
+        header = build_header("k1")
+
+        def claimed(exclude):
+            with store.batch(table, after=None, limit=1000, exclude=exclude) as batch:
+                return {r.pk[0].split("-")[0] for r in batch.rows}
+
+        all_groups = {r.pk[0].split("-")[0] for b in store.iter_rows(tables=[table.name]) for r in b}
+        # the Python form beside the SQL (rotate's dry run uses it) decides every row the same way
+        rows = [r for b in store.iter_rows(tables=[table.name]) for r in b]
+        for exclude in (SealedUnder("+" + CIPHER_NAME, header), SealedUnder("+aes", header), None):
+            with store.batch(table, after=None, limit=10_000, exclude=exclude) as batch:
+                sql = {r.pk for r in batch.rows}
+            assert {r.pk for r in rows if store.would_claim(r, exclude)} == sql and sql
+        # the suffix is a bound value from crypto.blob, not a literal of the dialect's SQL
+        assert claimed(SealedUnder("+" + CIPHER_NAME, header)) == all_groups - {"old"}
+        assert claimed(SealedUnder("+" + CIPHER_NAME.upper(), header)) == all_groups  # case-sensitive
+        assert claimed(SealedUnder("+aes", header)) == all_groups  # a suffix, not a prefix of one
+    assert "old" in all_groups
 
 
 @pytest.mark.postgres
@@ -345,7 +359,6 @@ def test_shallow_postgres_saver_layout_is_known(postgres_db):
     import warnings
 
     from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
-
     from rotate_fixtures import populate, serde_for
 
     with warnings.catch_warnings():

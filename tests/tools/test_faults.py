@@ -329,7 +329,7 @@ def test_a_wal_database_without_its_shm_on_a_read_only_place_says_why(graph_sqli
     db.path = tmp_path / "app.db"
     db.timeout = 1.0
     (tmp_path / "app.db-wal").write_bytes(b"")
-    error = db._translate(sqlite3.OperationalError("unable to open database file"))
+    error = db.translate(sqlite3.OperationalError("unable to open database file"))
     assert "WAL database" in str(error) and "app.db-shm" in str(error) and "read-only" in str(error)
 
 

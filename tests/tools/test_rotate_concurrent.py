@@ -84,6 +84,16 @@ def test_rotate_beside_a_writing_application(db, tmp_path):
     # The application runs in its own process, as it would in production; it
     # does one round of writes per rotate batch, concurrently with the next.
     kind, location = db
+    _rotate_beside_a_writing_application(kind, location, ahead=False)
+
+
+def test_pipelined_rotate_beside_a_writing_application(graph_sqlite_db):
+    # The same with the read-ahead pipeline: batches claimed and re-encrypted on a second
+    # connection while the previous one commits, and the application writing meanwhile.
+    _rotate_beside_a_writing_application("sqlite", graph_sqlite_db, ahead=True)
+
+
+def _rotate_beside_a_writing_application(kind, location, *, ahead):
     factory = saver_factory(kind, location)
     with factory(reader_serde()) as saver:
         target = saver.get_tuple(cfg("plain-0")).config["configurable"]
@@ -111,6 +121,8 @@ def test_rotate_beside_a_writing_application(db, tmp_path):
         pacer = _Pacer(writer, APP_ROUNDS)
         reports = []
         with open_database(**where(kind, location), readonly=False) as store:
+            store.reads_ahead = ahead
+            assert not ahead or store.can_read_ahead
             while pacer.left or not reports:
                 # more passes only while rounds are left to start (each pass is finite)
                 reports.append(

@@ -20,10 +20,10 @@ import pytest
 from rotate_fixtures import K_ROTATE, LEGACY_TEXT, plain_rows
 
 from serde_kit.cli.keys import format_rotate
-from serde_kit.crypto.blob import build_header
+from serde_kit.crypto.blob import CIPHER_NAME, build_header
+from serde_kit.tools.db import SealedUnder, open_database
 from serde_kit.tools.rotate import rotate
 from serde_kit.tools.status import status
-from serde_kit.tools.db import open_database
 
 SEED = 20261130
 SQLITE_TRIALS = 20
@@ -98,11 +98,11 @@ def kill_trials(rng, trials, fresh, where_args, batch_size):
 
 
 def wait_until_rotated(where_args, proc, target):
-    header = build_header(K_ROTATE.primary_id)
+    header = SealedUnder("+" + CIPHER_NAME, build_header(K_ROTATE.primary_id))
     with open_database(**_store_kw(where_args)) as store:
-        start = sum(store.count_pending(t, exclude_header=header) for t in store.tables)
+        start = sum(store.count_pending(t, exclude=header) for t in store.tables)
         while proc.poll() is None:
-            pending = sum(store.count_pending(t, exclude_header=header) for t in store.tables)
+            pending = sum(store.count_pending(t, exclude=header) for t in store.tables)
             if start - pending >= target:
                 return
             time.sleep(0.001)

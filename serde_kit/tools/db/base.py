@@ -20,8 +20,9 @@ from typing import Any, ClassVar
 
 from serde_kit.errors import ConfigError, StoreError
 
-from .batch import PageSizer, SqlBatch
-from .model import Layout, Row, Table, driver_value
+from .batch import SqlBatch
+from .model import Layout, Row, SealedUnder, Table, driver_value
+from .paging import PageSizer
 from .saver import SaverQueries
 
 __all__ = ["Database", "ServerDatabase"]
@@ -83,18 +84,39 @@ class Database(SaverQueries, ABC):
 
     @abstractmethod
     def under_header(self, table: Table) -> str:
-        """SQL true when a row is ``+aesgcm`` and its blob starts with the bound header (two marks: length, header)."""
+        """SQL true when a row's tag ends with the bound suffix and its blob starts with the bound header.
+
+        Four marks, in the order of :meth:`SealedUnder.params`: suffix length, suffix, header length, header.
+        """
+
+    def would_claim(self, row: Row, exclude: SealedUnder | None) -> bool:
+        """What a claim's WHERE (below and :meth:`under_header`) decides for ``row``, in Python.
+
+        A non-NULL blob not already sealed under ``exclude`` (every non-NULL blob when None).
+        """
+        return row.blob is not None and (exclude is None or not exclude.holds(row.tag, row.blob))
 
     #: Whether the database locks rows (claims happen inside the transaction).
     row_locks: ClassVar[bool] = True
+    #: Whether rotate reads and re-encrypts the next batch on a second connection
+    #: (:meth:`open_reader`) while this one commits the current batch, where
+    #: :attr:`can_read_ahead`.  Off by default: on the shared 2-CPU machine it
+    #: measured slower (bench/README.md, "Pipelined rotation"); set it on an
+    #: instance to use it.
+    reads_ahead: bool = False
+
+    @property
+    def can_read_ahead(self) -> bool:
+        """Whether a second connection may claim batches: only where a batch's rows are
+        claimed outside its transaction anyway (no row locks), so the claim means the
+        same on either connection."""
+        return False
+
+    def open_reader(self) -> Database:
+        """A second, read-only connection to the same database, for reading ahead (see :attr:`can_read_ahead`)."""
+        raise NotImplementedError(f"{self.dialect} does not read ahead on a second connection")
     #: The statement that opens a batch transaction.
     begin_sql: ClassVar[str] = "BEGIN"
-
-    def lock_clause(self, mode: str) -> str:
-        """Row-lock suffix of a claim SELECT: ``mode`` is "wait", "nowait" or "skip"."""
-        if not self.row_locks:
-            return ""
-        return {"wait": "FOR UPDATE", "nowait": "FOR UPDATE NOWAIT", "skip": "FOR UPDATE SKIP LOCKED"}[mode]
 
     def is_lock_unavailable(self, error: StoreError) -> bool:
         """True when ``error`` is a NOWAIT claim that met a locked row."""
@@ -103,12 +125,12 @@ class Database(SaverQueries, ABC):
     def rollback_quietly(self) -> None:
         """End the open transaction; a connection already lost has nothing to roll back."""
         try:
-            self._execute("ROLLBACK")
+            self.execute("ROLLBACK")
         except StoreError:
             pass
 
     @abstractmethod
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Run one statement and return a cursor; driver errors become StoreError."""
 
     @abstractmethod
@@ -152,7 +174,7 @@ class Database(SaverQueries, ABC):
         *,
         after: tuple[Any, ...] | None = None,
         until: tuple[Any, ...] | None = None,
-        exclude_header: bytes | None = None,
+        exclude: SealedUnder | None = None,
         claim: bool = False,
     ) -> tuple[str, list[Any]]:
         clauses: list[str] = []
@@ -165,9 +187,9 @@ class Database(SaverQueries, ABC):
                 sql, more = self._row_value(walk, op, values)
                 clauses.append(sql)
                 params.extend(more)
-        if exclude_header is not None:
+        if exclude is not None:
             clauses.append(f"NOT {self.under_header(table)}")
-            params.extend([len(exclude_header), exclude_header])
+            params.extend(exclude.params())
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
     def _select_sql(self, table: Table, where: str, *, head: int | None = None, lock: str = "") -> str:
@@ -209,33 +231,33 @@ class Database(SaverQueries, ABC):
         after: tuple[Any, ...] | None,
         limit: int,
         head: int | None = None,
-        exclude_header: bytes | None = None,
+        exclude: SealedUnder | None = None,
         claim: bool = False,
         until: tuple[Any, ...] | None = None,
         lock: str = "",
     ) -> list[Row]:
         """One page of ``table`` in walk order (the building block of pages and batches)."""
-        where, params = self._where(table, after=after, until=until, exclude_header=exclude_header, claim=claim)
+        where, params = self._where(table, after=after, until=until, exclude=exclude, claim=claim)
         sql = self._select_sql(table, where, head=head, lock=lock)
         return self._rows(table, self._fetch_rows(sql, [*params, limit]))
 
     def _fetch_rows(self, sql: str, params: Sequence[Any]) -> Any:
         """The records of a page or claim SELECT (a dialect may fetch them in a cheaper format)."""
-        return self._execute(sql, params).fetchall()
+        return self.execute(sql, params).fetchall()
 
     # -- reading -------------------------------------------------------------------
     def count(
         self,
         table: Table,
         *,
-        exclude_header: bytes | None = None,
+        exclude: SealedUnder | None = None,
         after: tuple[Any, ...] | None = None,
         until: tuple[Any, ...] | None = None,
         claim: bool = False,
     ) -> int:
         """Rows of ``table`` matching the conditions (all rows when none are given)."""
-        where, params = self._where(table, after=after, until=until, exclude_header=exclude_header, claim=claim)
-        return int(self._execute(f"SELECT count(*) FROM {self.ref(table.name)}{where}", params).fetchone()[0])
+        where, params = self._where(table, after=after, until=until, exclude=exclude, claim=claim)
+        return int(self.execute(f"SELECT count(*) FROM {self.ref(table.name)}{where}", params).fetchone()[0])
 
     def count_rows_by_table(self) -> dict[str, int]:
         """Number of rows per table."""
@@ -245,9 +267,9 @@ class Database(SaverQueries, ABC):
         """Number of rows in all tables (empty rows included)."""
         return sum(self.count_rows_by_table().values())
 
-    def count_pending(self, table: Table, *, exclude_header: bytes | None) -> int:
+    def count_pending(self, table: Table, *, exclude: SealedUnder | None) -> int:
         """Rows of ``table`` that :meth:`batch` would claim."""
-        return self.count(table, exclude_header=exclude_header, claim=True)
+        return self.count(table, exclude=exclude, claim=True)
 
     def table(self, name: str) -> Table:
         """The :class:`Table` called ``name``; ConfigError if there is none."""
@@ -298,42 +320,36 @@ class Database(SaverQueries, ABC):
         *,
         after: tuple[Any, ...] | None,
         limit: int,
-        exclude_header: bytes | None = None,
+        exclude: SealedUnder | None = None,
         skip_locked: bool = True,
         until: tuple[Any, ...] | None = None,
+        rows: list[Row] | None = None,
     ) -> SqlBatch:
         """Claim up to ``limit`` rows of ``table`` after locator ``after`` (to ``until``, inclusive).
 
-        Rows with a NULL blob are never claimed, nor ``+aesgcm`` rows whose blob
-        starts with ``exclude_header``.  Everything done through the yielded
+        Rows with a NULL blob are never claimed, nor rows already
+        :class:`~.model.SealedUnder` ``exclude``.  Everything done through the yielded
         :class:`Batch` is one transaction, committed when the block exits
         normally and rolled back on an exception.  Where the database has row
         locks, rows are locked ``FOR UPDATE`` (``SKIP LOCKED`` unless
-        ``skip_locked=False``) so concurrent workers share them.
+        ``skip_locked=False``) so concurrent workers share them.  Without row
+        locks, ``rows`` may give the claim already read (on a reader
+        connection, :meth:`open_reader`); compare-and-swap catches any of them
+        changed since.
         """
         self.check_writable()
+        if rows is not None and self.row_locks:
+            raise ValueError("rows claimed elsewhere cannot be locked by this batch; claim them here")
         return self.batch_class(
-            self, table, after=after, limit=limit, exclude_header=exclude_header, skip_locked=skip_locked, until=until
+            self,
+            table,
+            after=after,
+            limit=limit,
+            exclude=exclude,
+            skip_locked=skip_locked,
+            until=until,
+            rows=rows,
         )
-
-    def update_sql(self, table: Table) -> str:
-        """Compare-and-swap UPDATE of one row: marks for new tag, new blob, walk columns, old tag, old blob."""
-        t = table
-        match = " AND ".join(f"{self.quote(c)} = {self.mark}" for c in t.walk_columns)
-        return (
-            f"UPDATE {self.ref(t.name)} SET {self.quote(t.tag_column)} = {self.mark}, "
-            f"{self.quote(t.blob_column)} = {self.mark} WHERE {match} "
-            f"AND {self.null_safe_equal(self.quote(t.tag_column))} AND {self.quote(t.blob_column)} = {self.mark}"
-        )
-
-    def reread_sql(self, table: Table, *, lock: str = "") -> str:
-        """SELECT of one row's tag and blob by its walk columns."""
-        t = table
-        match = " AND ".join(f"{self.quote(c)} = {self.mark}" for c in t.walk_columns)
-        return (
-            f"SELECT {self.quote(t.tag_column)}, {self.quote(t.blob_column)} FROM {self.ref(t.name)} "
-            f"WHERE {match} {lock}"
-        ).rstrip()
 
 
 class ServerDatabase(Database):

@@ -1,54 +1,81 @@
-"""Batches: how many rows a page or claim holds, and the generic claim / compare-and-swap transaction."""
+"""Batches: the generic claim / compare-and-swap transaction, and the SQL only it sends.
+
+A batch reaches its database through :class:`BatchDatabase`, the database's
+batch-facing surface; this module does not import :mod:`.base` (which builds
+batches), so the two are layered, not a circle.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Protocol
 
 from serde_kit.errors import StoreError
 
-from .model import Row, Table, driver_value
+from .model import Row, SealedUnder, Table, driver_value
 
-if TYPE_CHECKING:
-    from .base import Database
-
-__all__ = ["FIRST_PAGE", "PAGE_BYTES", "Batch", "PageSizer", "SqlBatch"]
+__all__ = ["Batch", "BatchDatabase", "SqlBatch", "lock_clause", "reread_sql", "update_sql"]
 
 
-#: Blob bytes one page or batch may hold in memory, whatever its row limit says.
-PAGE_BYTES = 4 << 20
+class BatchDatabase(Protocol):
+    """What a batch needs of its database (every :class:`~.base.Database` has it)."""
 
-#: Rows of a table's first page, before any row size is known.
-FIRST_PAGE = 8
+    mark: ClassVar[str]
+    row_locks: ClassVar[bool]
+    begin_sql: ClassVar[str]
+
+    def quote(self, name: str) -> str: ...
+    def ref(self, table: str) -> str: ...
+    def null_safe_equal(self, column: str) -> str: ...
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+    def select_rows(
+        self,
+        table: Table,
+        *,
+        after: tuple[Any, ...] | None,
+        limit: int,
+        head: int | None = None,
+        exclude: SealedUnder | None = None,
+        claim: bool = False,
+        until: tuple[Any, ...] | None = None,
+        lock: str = "",
+    ) -> list[Row]: ...
+    def count(
+        self,
+        table: Table,
+        *,
+        exclude: SealedUnder | None = None,
+        after: tuple[Any, ...] | None = None,
+        until: tuple[Any, ...] | None = None,
+        claim: bool = False,
+    ) -> int: ...
+    def is_lock_unavailable(self, error: StoreError) -> bool: ...
+    def rollback_quietly(self) -> None: ...
 
 
-class PageSizer:
-    """Rows per page: at most ``batch_size``, and about :data:`PAGE_BYTES` of blobs by the sizes seen so far."""
+def lock_clause(db: BatchDatabase, mode: str) -> str:
+    """Row-lock suffix of a claim SELECT: ``mode`` is "wait", "nowait" or "skip" (nothing without row locks)."""
+    if not db.row_locks:
+        return ""
+    return {"wait": "FOR UPDATE", "nowait": "FOR UPDATE NOWAIT", "skip": "FOR UPDATE SKIP LOCKED"}[mode]
 
-    def __init__(self, batch_size: int, *, budget: int = PAGE_BYTES) -> None:
-        self.batch_size = batch_size
-        self.budget = budget
-        self._bytes = 0
-        self._rows = 0
 
-    @property
-    def limit(self) -> int:
-        """Rows to ask for next."""
-        if self._rows == 0:
-            return min(self.batch_size, FIRST_PAGE)
-        average = max(1, self._bytes // self._rows)
-        return max(1, min(self.batch_size, self.budget // average))
+def update_sql(db: BatchDatabase, table: Table) -> str:
+    """Compare-and-swap UPDATE of one row: marks for new tag, new blob, walk columns, old tag, old blob."""
+    t, q, mark = table, db.quote, db.mark
+    match = " AND ".join(f"{q(c)} = {mark}" for c in t.walk_columns)
+    return (
+        f"UPDATE {db.ref(t.name)} SET {q(t.tag_column)} = {mark}, {q(t.blob_column)} = {mark} WHERE {match} "
+        f"AND {db.null_safe_equal(q(t.tag_column))} AND {q(t.blob_column)} = {mark}"
+    )
 
-    def saw(self, rows: Sequence[Row]) -> None:
-        """Account for a page just read."""
-        self._rows += len(rows)
-        total = 0
-        for r in rows:  # a plain loop: a generator frame per page cost ~1 us a row
-            blob = r.blob
-            if type(blob) is bytes or isinstance(blob, (bytes, str)):
-                total += len(blob)
-        self._bytes += total
+
+def reread_sql(db: BatchDatabase, table: Table, *, lock: str = "") -> str:
+    """SELECT of one row's tag and blob by its walk columns."""
+    t, q = table, db.quote
+    match = " AND ".join(f"{q(c)} = {db.mark}" for c in t.walk_columns)
+    return f"SELECT {q(t.tag_column)}, {q(t.blob_column)} FROM {db.ref(t.name)} WHERE {match} {lock}".rstrip()
 
 
 class Batch(ABC):
@@ -101,28 +128,31 @@ class SqlBatch(Batch):
 
     def __init__(
         self,
-        db: Database,
+        db: BatchDatabase,
         table: Table,
         *,
         after: tuple[Any, ...] | None,
         limit: int,
-        exclude_header: bytes | None,
+        exclude: SealedUnder | None,
         skip_locked: bool,
         until: tuple[Any, ...] | None,
+        rows: list[Row] | None = None,
     ) -> None:
         self.db = db
         self.table = table
         self._after = after
         self._limit = limit
-        self._exclude_header = exclude_header
+        self._exclude = exclude
         self._until = until
         self._skip_locked = skip_locked
         self._skipped_some = False
         self._in_tx = False
-        self._update_sql = db.update_sql(table)
-        self._reread_sql = db.reread_sql(table, lock=db.lock_clause("wait"))
+        self._update_sql = update_sql(db, table)
+        self._reread_sql = reread_sql(db, table, lock=lock_clause(db, "wait"))
         self.rows: list[Row] = []
-        if not db.row_locks:
+        if rows is not None:
+            self.rows = rows  # claimed already (without row locks: see Database.batch)
+        elif not db.row_locks:
             self.rows = self._select()
 
     def _select(self, lock: str = "") -> list[Row]:
@@ -130,7 +160,7 @@ class SqlBatch(Batch):
             self.table,
             after=self._after,
             limit=self._limit,
-            exclude_header=self._exclude_header,
+            exclude=self._exclude,
             until=self._until,
             claim=True,
             lock=lock,
@@ -138,7 +168,7 @@ class SqlBatch(Batch):
 
     def _begin(self) -> None:
         if not self._in_tx:
-            self.db._execute(self.db.begin_sql)
+            self.db.execute(self.db.begin_sql)
             self._in_tx = True
 
     def __enter__(self) -> SqlBatch:
@@ -148,17 +178,17 @@ class SqlBatch(Batch):
         self._begin()
         try:
             if not self._skip_locked:
-                self.rows = self._select(db.lock_clause("wait"))
+                self.rows = self._select(lock_clause(db, "wait"))
             else:
                 # NOWAIT first: when nothing is locked (the usual case) no row was skipped.
-                db._execute("SAVEPOINT serde_kit_claim")
+                db.execute("SAVEPOINT serde_kit_claim")
                 try:
-                    self.rows = self._select(db.lock_clause("nowait"))
+                    self.rows = self._select(lock_clause(db, "nowait"))
                 except StoreError as e:
                     if not db.is_lock_unavailable(e):
                         raise
-                    db._execute("ROLLBACK TO SAVEPOINT serde_kit_claim")
-                    self.rows = self._select(db.lock_clause("skip"))
+                    db.execute("ROLLBACK TO SAVEPOINT serde_kit_claim")
+                    self.rows = self._select(lock_clause(db, "skip"))
                     self._skipped_some = True
         except BaseException:
             self._rollback()
@@ -167,12 +197,12 @@ class SqlBatch(Batch):
 
     def compare_and_swap(self, row: Row, tag: str, blob: bytes) -> bool:
         self._begin()
-        cur = self.db._execute(self._update_sql, [tag, blob, *row.where, row.tag, row.blob])
+        cur = self.db.execute(self._update_sql, [tag, blob, *row.where, row.tag, row.blob])
         return bool(cur.rowcount == 1)
 
     def reread(self, row: Row) -> Row | None:
         self._begin()
-        r = self.db._execute(self._reread_sql, list(row.where)).fetchone()
+        r = self.db.execute(self._reread_sql, list(row.where)).fetchone()
         if r is None:
             return None
         return Row(row.table, row.pk, r[0], driver_value(r[1]), row.loc)
@@ -181,7 +211,7 @@ class SqlBatch(Batch):
         if not self._skipped_some:
             return len(self.rows)
         last = self.rows[-1].where if self.rows else self._until
-        return self.db.count(self.table, exclude_header=self._exclude_header, after=self._after, until=last, claim=True)
+        return self.db.count(self.table, exclude=self._exclude, after=self._after, until=last, claim=True)
 
     def _rollback(self) -> None:
         if self._in_tx:
@@ -195,7 +225,7 @@ class SqlBatch(Batch):
             self._rollback()
             return
         try:
-            self.db._execute("COMMIT")
+            self.db.execute("COMMIT")
         except BaseException:
             # A failed COMMIT can leave the transaction open (SQLite rollback
             # journal, busy): end it, so a retry starts from a clean state.

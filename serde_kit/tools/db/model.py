@@ -9,7 +9,33 @@ from typing import Any
 from serde_kit.crypto.blob import ParsedBlob
 from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_parsed, classify_row
 
-__all__ = ["EMPTY_TAG", "Layout", "Row", "Table", "driver_value"]
+__all__ = ["EMPTY_TAG", "Layout", "Row", "SealedUnder", "Table", "driver_value"]
+
+
+@dataclass(frozen=True, slots=True)
+class SealedUnder:
+    """The rows a claim skips: a tag ending in ``tag_suffix`` and a blob starting with ``header``.
+
+    Both come from the caller (rotate: ``"+" + crypto.blob.CIPHER_NAME`` and the
+    primary key's header), so the SQL layer names no cipher; each dialect's
+    :meth:`~serde_kit.tools.db.base.Database.under_header` binds them as parameters.
+    """
+
+    tag_suffix: str
+    header: bytes
+
+    def params(self) -> list[Any]:
+        """The four bound values of ``under_header``: suffix length, suffix, header length, header."""
+        return [len(self.tag_suffix), self.tag_suffix, len(self.header), self.header]
+
+    def holds(self, tag: object, blob: object) -> bool:
+        """What the SQL of ``under_header`` decides, in Python (a row already under the header)."""
+        return (
+            isinstance(tag, str)
+            and tag.endswith(self.tag_suffix)
+            and isinstance(blob, bytes)
+            and blob.startswith(self.header)
+        )
 
 _BYTES = (bytes, bytearray, memoryview)
 

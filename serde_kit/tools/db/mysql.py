@@ -167,10 +167,10 @@ class _MysqlBatch(SqlBatch):
             f"SET t.{q(t.tag_column)} = v.new_tag, {blob} = v.new_blob"
         )
         self._begin()
-        db._execute("SAVEPOINT serde_kit_cas")
-        if db._execute(sql).rowcount == len(items):
+        db.execute("SAVEPOINT serde_kit_cas")
+        if db.execute(sql).rowcount == len(items):
             return [True] * len(items)
-        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
+        db.execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
         return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]
 
 
@@ -261,17 +261,17 @@ class MysqlDatabase(ServerDatabase):
     def under_header(self, table: Table) -> str:
         tag, blob = self.quote(table.tag_column), self.quote(table.blob_column)
         # BINARY: the column's collation may be case-insensitive.
-        return f"(coalesce(BINARY right({tag}, 7) = BINARY '+aesgcm', 0) AND coalesce(left({blob}, %s) = %s, 0))"
+        return f"(coalesce(BINARY right({tag}, %s) = BINARY %s, 0) AND coalesce(left({blob}, %s) = %s, 0))"
 
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         try:
             cur = self.conn.cursor()
             cur.execute(sql, list(params) if params else None)
             return cur
         except self._pymysql.MySQLError as e:
-            raise self._translate(e) from None
+            raise self.translate(e) from None
 
-    def _translate(self, e: BaseException) -> StoreError:
+    def translate(self, e: BaseException) -> StoreError:
         code = e.args[0] if getattr(e, "args", None) and isinstance(e.args[0], int) else None
         first = self._first_line(e)
         where = self._where_text
@@ -301,7 +301,7 @@ class MysqlDatabase(ServerDatabase):
         schema = self._args["database"]
         self._refs = {name: f"{self.quote(schema)}.{self.quote(name)}" for name in self.layout.all_tables}
         kinds = dict(
-            self._execute(
+            self.execute(
                 "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = %s",
                 (schema,),
             ).fetchall()
@@ -317,7 +317,7 @@ class MysqlDatabase(ServerDatabase):
         for name, (tag_col, blob_col) in self.layout.serde_tables.items():
             columns = {
                 r[0]
-                for r in self._execute(
+                for r in self.execute(
                     "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
                     (schema, name),
                 ).fetchall()
@@ -333,7 +333,7 @@ class MysqlDatabase(ServerDatabase):
                     f"MySQL table {name} lacks column(s) {', '.join(absent)}; this is not a LangGraph MySQL saver layout"
                 )
             indexes: dict[str, list[Any]] = {}
-            for index, column in self._execute(
+            for index, column in self.execute(
                 "SELECT index_name, column_name FROM information_schema.statistics "
                 "WHERE table_schema = %s AND table_name = %s AND non_unique = 0 ORDER BY index_name, seq_in_index",
                 (schema, name),

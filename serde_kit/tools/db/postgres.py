@@ -180,7 +180,7 @@ class _PostgresBatch(SqlBatch):
                 out += self._applied(n, cursor.fetchall())
             return out
         except db._psycopg.Error as e:
-            raise db._translate(e) from None
+            raise db.translate(e) from None
 
 
 class PostgresDatabase(ServerDatabase):
@@ -293,7 +293,7 @@ class PostgresDatabase(ServerDatabase):
     def under_header(self, table: Table) -> str:
         tag, blob = self.quote(table.tag_column), self.quote(table.blob_column)
         return (
-            f"(coalesce(right({tag}, 7), '') = '+aesgcm' "
+            f"(coalesce(right({tag}, %s::int) = %s, false) "
             f"AND coalesce(substring({blob} from 1 for %s) = %s, false))"
         )
 
@@ -303,11 +303,11 @@ class PostgresDatabase(ServerDatabase):
     def null_safe_equal(self, column: str) -> str:
         return f"{column} IS NOT DISTINCT FROM %s"
 
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         try:
             return self.conn.execute(sql, list(params) if params else None)
         except self._psycopg.Error as e:
-            raise self._translate(e) from None
+            raise self.translate(e) from None
 
     def _fetch_rows(self, sql: str, params: Sequence[Any]) -> Any:
         # Binary results: a bytea arrives as its bytes, not as hex the server encodes and
@@ -315,9 +315,9 @@ class PostgresDatabase(ServerDatabase):
         try:
             return self.conn.execute(sql, list(params), binary=True).fetchall()
         except self._psycopg.Error as e:
-            raise self._translate(e) from None
+            raise self.translate(e) from None
 
-    def _translate(self, e: BaseException) -> StoreError:
+    def translate(self, e: BaseException) -> StoreError:
         errors = self._psycopg.errors
         first = self._first_line(e)
         where = self._where_text
@@ -346,9 +346,6 @@ class PostgresDatabase(ServerDatabase):
         """Whether the connection is gone (the server restarted or ended our backend)."""
         return bool(self.conn is None or self.conn.closed or self.conn.broken)
 
-    def is_transient(self, error: BaseException) -> bool:
-        return isinstance(error, StoreError) and error.transient
-
     def _discover(self) -> tuple[Table, ...]:
         found = self._found or {}
         missing = [n for n in self.layout.serde_tables if n not in found]
@@ -376,7 +373,7 @@ class PostgresDatabase(ServerDatabase):
             oid = found[name][0]
             columns = {
                 r[0]
-                for r in self._execute(
+                for r in self.execute(
                     "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped",
                     (oid,),
                 )
@@ -389,7 +386,7 @@ class PostgresDatabase(ServerDatabase):
                 )
             keys: list[CatalogKey] = [
                 (bool(primary), tuple(cols))
-                for primary, cols in self._execute(
+                for primary, cols in self.execute(
                     "SELECT i.indisprimary, ARRAY(SELECT a.attname FROM pg_catalog.unnest(i.indkey) "
                     "WITH ORDINALITY AS k(attnum, ord) JOIN pg_catalog.pg_attribute a "
                     "ON a.attrelid = i.indrelid AND a.attnum = k.attnum "

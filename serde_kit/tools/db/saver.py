@@ -1,7 +1,7 @@
 """The questions ``inspect`` and ``audit`` ask of a saver's own tables, in generic SQL.
 
 A mixin of :class:`~serde_kit.tools.db.base.Database`: it uses the database's
-``mark``, ``quote``, ``layout`` and ``_execute``; dialects override a query where
+``mark``, ``quote``, ``layout`` and ``execute``; dialects override a query where
 theirs is better (PostgreSQL's JSONB functions, SQLite's catalog).
 """
 
@@ -26,7 +26,7 @@ class SaverQueries:
     layout: Layout
 
     @abstractmethod
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
 
     @abstractmethod
     def quote(self, name: str) -> str: ...
@@ -45,7 +45,7 @@ class SaverQueries:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one read query written for this dialect (``mark``, ``quote``); for tests and tools here."""
-        return [tuple(r) for r in self._execute(sql, list(params)).fetchall()]
+        return [tuple(r) for r in self.execute(sql, list(params)).fetchall()]
 
     def list_threads(self, *, limit: int | None = None) -> list[tuple[Any, ...]]:
         """``(thread_id, ns, checkpoints, last checkpoint id, its metadata, its pending writes)`` per thread."""

@@ -25,9 +25,10 @@ from typing import Any
 from serde_kit.errors import ConfigError, StoreError
 
 from .base import Database
-from .batch import PAGE_BYTES, SqlBatch
+from .batch import SqlBatch
 from .catalog import CatalogKey, known_key
 from .model import Layout, Row, Table
+from .paging import PAGE_BYTES
 
 __all__ = ["LAYOUT", "SqliteDatabase"]
 
@@ -110,12 +111,12 @@ class _SqliteBatch(SqlBatch):
         self._begin()
         db = self.db
         params = [(tag, blob, *row.where, row.tag, row.blob) for row, tag, blob in items]
-        db._execute("SAVEPOINT serde_kit_cas")
-        if db._executemany(self._update_sql, params) == len(items):
-            db._execute("RELEASE SAVEPOINT serde_kit_cas")
+        db.execute("SAVEPOINT serde_kit_cas")
+        if db.executemany(self._update_sql, params) == len(items):
+            db.execute("RELEASE SAVEPOINT serde_kit_cas")
             return [True] * len(items)
-        db._execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
-        db._execute("RELEASE SAVEPOINT serde_kit_cas")
+        db.execute("ROLLBACK TO SAVEPOINT serde_kit_cas")
+        db.execute("RELEASE SAVEPOINT serde_kit_cas")
         return [self.compare_and_swap(row, tag, blob) for row, tag, blob in items]
 
 
@@ -145,7 +146,7 @@ class SqliteDatabase(Database):
             # isolation_level=None: BEGIN/COMMIT are ours.
             self.conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=False)
         except sqlite3.Error as e:
-            raise self._translate(e) from None
+            raise self.translate(e) from None
         try:
             # Views, triggers and defaults stored in the file may not call functions
             # with side effects from this connection (the file is hostile input).
@@ -157,12 +158,15 @@ class SqliteDatabase(Database):
                 # row measured).  Memory of this connection only; durability is unchanged.
                 self.conn.execute(f"PRAGMA cache_size = -{_WRITE_CACHE_KIB}")
             self.tables = self._discover()
+            # A second connection reads while this one writes only in WAL mode: under a
+            # rollback journal its shared lock would hold up our own COMMIT.
+            self._wal = self._journal_mode() == "wal"
         except sqlite3.DatabaseError as e:
             self.conn.close()
             if self._cannot_create_shm(str(e)):
                 # Opening a WAL database reads its -shm (and, to write, its -wal): the first
                 # statement fails when SQLite cannot create them, whatever the command.
-                raise self._translate(e) from None
+                raise self.translate(e) from None
             raise StoreError(f"cannot read {str(self.path)!r} as a SQLite database: {e}") from None
         except BaseException:
             self.conn.close()
@@ -171,20 +175,32 @@ class SqliteDatabase(Database):
     def describe(self) -> str:
         return f"sqlite:{self.path}"
 
+    def _journal_mode(self) -> str:
+        row = self.conn.execute("PRAGMA journal_mode").fetchone()
+        return str(row[0]).lower() if row else ""
+
+    @property
+    def can_read_ahead(self) -> bool:
+        return not self.readonly and self._wal
+
+    def open_reader(self) -> SqliteDatabase:
+        # The same class, so a subclass's reading rules apply to the reader too.
+        return type(self)(self.path, readonly=True, timeout=self.timeout)
+
     def quote(self, name: str) -> str:
         # The rowid aliases stay bare: quoted, SQLite would read them as column names.
         return name if name in _ROWID_NAMES else super().quote(name)
 
     def under_header(self, table: Table) -> str:
         tag, blob = self.quote(table.tag_column), self.quote(table.blob_column)
-        # GLOB is case-sensitive, unlike LIKE.
-        return f"(coalesce({tag}, '') GLOB '*+aesgcm' AND coalesce(substr({blob}, 1, ?) = ?, 0))"
+        # = is case-sensitive (BINARY collation), unlike LIKE; a BLOB tag never equals the text suffix.
+        return f"(coalesce(substr({tag}, -?) = ?, 0) AND coalesce(substr({blob}, 1, ?) = ?, 0))"
 
     def head(self, column: str, n: int) -> str:
         # substr() of a zero-length blob is NULL in SQLite; keep short blobs whole.
         return f"CASE WHEN length({column}) <= {int(n)} THEN {column} ELSE substr({column}, 1, {int(n)}) END"
 
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         # SQLite reads rows lazily, so errors can come while fetching: fetch here.
         try:
             try:
@@ -201,16 +217,16 @@ class SqliteDatabase(Database):
             finally:
                 self.conn.text_factory = str
         except sqlite3.Error as e:
-            raise self._translate(e) from None
+            raise self.translate(e) from None
 
-    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         """Run one DML statement for each parameter row; the total number of rows it changed."""
         try:
             return int(self.conn.executemany(sql, rows).rowcount)
         except sqlite3.Error as e:
-            raise self._translate(e) from None
+            raise self.translate(e) from None
 
-    def _translate(self, e: sqlite3.Error) -> StoreError:
+    def translate(self, e: sqlite3.Error) -> StoreError:
         text = str(e)
         where = str(self.path)
         if "locked" in text or "busy" in text:
@@ -315,7 +331,7 @@ class SqliteDatabase(Database):
 
     def has_column(self, table: str, column: str) -> bool:
         # Not a probe SELECT: SQLite reads a double-quoted unknown name as a string.
-        return any(r[1] == column for r in self._execute(f"PRAGMA main.table_info({self.quote(table)})"))
+        return any(r[1] == column for r in self.execute(f"PRAGMA main.table_info({self.quote(table)})"))
 
     def rollback_quietly(self) -> None:
         if self.conn.in_transaction:
