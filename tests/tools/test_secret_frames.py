@@ -18,6 +18,7 @@ from __future__ import annotations
 import types
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -232,7 +233,7 @@ def test_an_unreachable_postgres_port_leaves_no_frame_with_the_password(refused_
         f"postgresql://app:{PASSWORD}@127.0.0.1:{port}/app",
         f"host=127.0.0.1 port={port} dbname=app user=app password={PASSWORD}",
     ):
-        assert_no_secret_frames(lambda: open_database(postgres=dsn), StoreError, "Connection refused")
+        assert_no_secret_frames(partial(open_database, postgres=dsn), StoreError, "Connection refused")
     url = f"postgresql://app:{PASSWORD}@127.0.0.1:{port}/app"
     assert_no_secret_frames(lambda: open_database(url), StoreError, "Connection refused")
 
