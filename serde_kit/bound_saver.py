@@ -244,6 +244,12 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
                 "serde=EncryptedSerializer(...)"
             )
         if seal_inline and not _is_postgres(saver):
+            if type(saver).__module__.startswith("langgraph.checkpoint.mysql"):
+                raise ConfigError(
+                    f"seal_inline is implemented for PostgreSQL savers only: {type(saver).__name__} keeps "
+                    "None/str/int/float/bool channel values inline in plaintext JSON; bind_rows(saver) "
+                    "without it still binds every encrypted row"
+                )
             raise ConfigError(
                 f"seal_inline is for PostgreSQL savers (they keep primitive channel values inline); "
                 f"{type(saver).__name__} already passes every channel value through serde"
