@@ -138,6 +138,15 @@ def test_seal_inline_is_refused_for_savers_that_need_no_help() -> None:
         bind_rows(saver, seal_inline=True)
 
 
+def test_seal_inline_on_a_mysql_saver_says_it_is_postgresql_only() -> None:
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    saver = PyMySQLSaver(None, serde=EncryptedSerializer(Serializer(), KEYRING))  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="PostgreSQL savers only: PyMySQLSaver keeps .* inline in plaintext JSON"):
+        bind_rows(saver, seal_inline=True)
+    assert bind_rows(saver).saver is saver  # binding alone applies
+
+
 # -- audit ------------------------------------------------------------------------------
 
 
