@@ -2,7 +2,7 @@
 
 The harnesses run as scripts (``python fuzz/fuzz_decode.py ...``), so this
 module puts the repository root and ``tests/`` (for the user test types and
-the strict comparison helper) and ``bench/`` (honest payloads) on ``sys.path``.
+the strict comparison helper) on ``sys.path``.
 """
 
 from __future__ import annotations

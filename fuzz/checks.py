@@ -187,8 +187,16 @@ def _cpu_seconds(call: Any, repeat: int = 1) -> float:
 def honest_row(size: int) -> bytes:
     """An honest msgpack row of about ``size`` bytes: a LangGraph checkpoint of chat
     messages, tool calls, ids and timestamps, as the bench payloads hold."""
-    import payloads
+    import importlib.util
+    import sys
 
+    # bench/ is not on sys.path (its compare.py is not tests/compare.py): load the module by path.
+    payloads = sys.modules.get("bench_payloads")
+    if payloads is None:
+        spec = importlib.util.spec_from_file_location("bench_payloads", _common.REPO / "bench" / "payloads.py")
+        assert spec is not None and spec.loader is not None
+        payloads = sys.modules["bench_payloads"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(payloads)
     serde = _serializers()["strict"]
     messages = 1
     while True:

@@ -1,19 +1,16 @@
-"""Advice serde_kit gives: command lines its messages suggest (built to work when pasted), one
-error for every type a row needs allowed, and the warning for a type that will not read back in
-another process."""
+"""Advice serde_kit gives when it refuses: command lines its messages suggest (built to work
+when pasted), and one error for every type a row or a value needs allowed (the error path only)."""
 
 from __future__ import annotations
 
 import shlex
-import threading
-import warnings
 from typing import Any
 
 from ._text import allow_entry, shell_assignment, shown
 from .allowlist import Allowlist
-from .errors import BlockedTypeError, MainModuleTypeWarning
+from .errors import BlockedTypeError, EncodeError
 
-__all__ = ["allow_flags", "every_refusal", "refused_types", "warn_main_module_type"]
+__all__ = ["allow_flags", "every_refusal", "every_write_refusal", "refused_types"]
 
 #: More entries than this and the suggestion points at --allowlist-from instead of listing them.
 MAX_FLAGS = 12
@@ -33,28 +30,6 @@ def allow_flags(serde: Any) -> str:
     if len(extra) > MAX_FLAGS:
         return " --allowlist-from YOURAPP.MODULE:SERIALIZER"
     return "".join(f" --allow {shlex.quote(f'{module}:{name}')}" for module, name in extra)
-
-
-_warned_main: set[str] = set()
-_warned_lock = threading.Lock()
-
-
-def warn_main_module_type(module: str, name: str) -> None:
-    """Warn (once per type and process) that a class of the script run directly is being written."""
-    if module != "__main__":
-        return
-    with _warned_lock:
-        if name in _warned_main:
-            return
-        _warned_main.add(name)
-    warnings.warn(
-        f"writing __main__.{name}: the class is defined in the script run directly, so it is stored "
-        f"as '__main__:{name}', which only a process running that same script can read back (another "
-        "process, such as the LangGraph server or a second worker, cannot import it). Move the class "
-        "into a module of its own and import it from there",
-        MainModuleTypeWarning,
-        stacklevel=2,
-    )
 
 
 #: Distinct refused types one error lists, and values walked to find them (a planted row may name thousands).
@@ -128,4 +103,47 @@ def every_refusal(allowlist: Allowlist, data: Any, first: BlockedTypeError) -> B
         f"refused to build {len(found)} types this row holds, none of them in the allowlist: {what}; {fix}",
         module=module,
         name=name,
+    )
+
+
+def every_write_refusal(allowlist: Allowlist, obj: Any, first: EncodeError) -> EncodeError:
+    """``first``, or when ``obj`` holds several classes ``allowlist`` refuses, one error naming them all.
+
+    Runs a second, collecting pass of the encoder (the error path only): the classes it would
+    refuse are noted instead of refused.
+    """
+    if "is not in this serializer's allowlist" not in str(first):
+        return first  # another kind of refusal: it stands alone
+    from .encoder import Encoder
+    from .ext import user
+
+    refused: dict[tuple[str, str], None] = {}
+
+    class _Collecting(Encoder):
+        __slots__ = ()
+
+        def _check_allowed(self, cls: type, encode: Any) -> Any:
+            try:
+                key = user.importable_key(cls)
+            except EncodeError:
+                return super()._check_allowed(cls, encode)
+            if not self._allowlist.allows(*key) and len(refused) <= MAX_LISTED:
+                refused[key] = None
+            return encode
+
+    try:
+        _Collecting(allowlist).dumps(obj)
+    except EncodeError:
+        pass  # something else refuses too: what was noted before it still stands
+    if len(refused) < 2:
+        return first
+    entries = [allow_entry(m, n) for m, n in refused]
+    unique = list(dict.fromkeys(e for e in entries if e is not None))
+    pairs = ", ".join(repr(tuple(e.split(":", 1))) for e in unique)
+    more = " and more" if len(refused) > MAX_LISTED else ""
+    listed = ", ".join(f"{m}.{n}" for m, n in list(refused)[:MAX_LISTED])
+    return EncodeError(
+        f"{len(refused)} classes in this value are not in this serializer's allowlist, so a stored value "
+        f"could not be read back: {listed}{more}. Allow them all: Serializer(allow=[{pairs}]) or "
+        f"{shell_assignment('SERDE_KIT_ALLOW', ','.join(unique))}"
     )

@@ -177,9 +177,7 @@ def _in_c(check: Callable[[bytes], bool], data: bytes) -> bool:
 
 def _walk(data: bytes, limits: Limits) -> None:
     """:func:`scan`, charged to the call's work meter (it runs in Python)."""
-    meter = budget.current()
-    if meter is not None:
-        meter.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
+    budget.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
     scan(data, limits)
 
 

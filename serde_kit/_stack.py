@@ -98,7 +98,9 @@ def _helper_for(stack_bytes: int) -> _Helper:
 
 
 #: Bytes that can open a nesting level: map and array headers, ext headers.
-_NOT_NESTING = bytes(b for b in range(256) if not (0x80 <= b <= 0x9F or 0xDC <= b <= 0xDF or 0xC7 <= b <= 0xC9 or 0xD4 <= b <= 0xD8))
+_NOT_NESTING = bytes(
+    b for b in range(256) if not (0x80 <= b <= 0x9F or 0xDC <= b <= 0xDF or 0xC7 <= b <= 0xC9 or 0xD4 <= b <= 0xD8)
+)
 #: Recursion levels one nesting byte may cost at most (an ext level: its envelope, the
 #: hook's and the rebuilder's frames).
 _LEVELS_PER_NESTING_BYTE = 4

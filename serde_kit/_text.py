@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shlex
 
-__all__ = ["allow_entry", "dotted_name", "shell_assignment", "shown"]
+__all__ = ["allow_entry", "dotted_name", "install_hint", "shell_assignment", "shown"]
 
 #: Longest dotted name a pasteable line carries (CPython's own names are far shorter).
 MAX_DOTTED_NAME = 255
@@ -69,3 +69,8 @@ def allow_entry(module: object, name: object) -> str | None:
 def shell_assignment(var: str, value: str) -> str:
     """``VAR=value`` with ``value`` quoted for POSIX shells (``shlex.quote``)."""
     return f"{var}={shlex.quote(value)}"
+
+
+def install_hint(extra: str) -> str:
+    """How to install serde-kit's ``extra``, from a package index and from a clone (where the README installs)."""
+    return f"pip install 'serde-kit[{extra}]' (in a clone of serde_kit: pip install -e '.[{extra}]')"

@@ -25,11 +25,9 @@ from typing import Any
 
 import msgspec
 
-from . import _prescan, _stack, events
-from . import budget
+from . import _prescan, _stack, budget, events
 from ._text import allow_entry, shell_assignment, shown
-from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS
-from .allowlist import Allowlist, TypeName, origin_name, parse_name
+from .allowlist import BUILTIN_ARGUMENTS as _BUILTIN_ARGUMENTS, Allowlist, TypeName, origin_name, parse_name
 from .errors import (
     BlockedTypeError,
     LenientDecodeWarning,
@@ -42,6 +40,7 @@ from .errors import (
 from .ext import codes, langchain, langgraph, numpy, pydantic, stdlib, user
 from .ext.codes import RebuildFn
 from .limits import DEFAULT_LIMITS, Limits
+from .renames import Renames, renamed
 
 # ext type, then its fixed header size and how the payload length is stored.
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
@@ -82,14 +81,17 @@ class Decoder:
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
         "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_unvalidated_warned",
+        "_renames",
     )  # fmt: skip
 
     def __init__(
-        self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS, validate: str = "auto"
+        self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS, validate: str = "auto",
+        renames: Renames | None = None,
     ) -> None:
         if validate not in pydantic.VALIDATE_MODES:
             raise ValueError(f"validate must be one of {', '.join(map(repr, pydantic.VALIDATE_MODES))}, not {validate!r}")
         self._validate = validate
+        self._renames: Renames = renames or {}  # stored name -> the class's name now (serde_kit.renames)
         self._unvalidated_warned: set[Any] = set()
         self._allowlist = allowlist
         self._lenient = lenient
@@ -139,7 +141,7 @@ class Decoder:
             except ENGINE_ERRORS as exc:
                 raise engine_error(exc, data) from None
             except budget.NeedsMeter:
-                pass  # a costly step: read again with a work meter
+                return self.loads_with_meter(data)  # a costly step: read again with a work meter
         return self.loads_checked(data)
 
     def loads_checked(self, data: bytes) -> Any:
@@ -149,22 +151,11 @@ class Decoder:
         size = len(data)
         if size > limits.max_row_bytes:
             raise limits.refuse("max_row_bytes", "size of the stored value", size)
-        opened = budget.open_meter(size, limits)
-        try:
-            return self._loads_metered(data)
-        except MemoryError:
-            raise engine_error(MemoryError(), data) from None
-        finally:
-            if opened:
-                budget.close_meter()
-
-    def _loads_metered(self, data: bytes) -> Any:
-        limits = self._limits
-        size = len(data)
         code_at = _EXT_CODE_AT.get(data[0]) if size else None
         if code_at is not None and size > code_at and data[code_at] == codes.NUMPY_ARRAY:
             # An array on its own. Its plain layout (dtype, a short shape, order,
-            # buffer) holds nothing the prescan looks for; a large one is read in one copy.
+            # buffer) holds nothing the prescan looks for and nothing that charges
+            # the meter; a large one is read in one copy.
             if size >= numpy.FAST_PATH_MIN_BYTES:
                 fast = self._large_array(data)
             else:
@@ -177,6 +168,31 @@ class Decoder:
                     fast = None  # the general path reads it and reports what is wrong
             if fast is not None:
                 return fast
+        # Most rows hold nothing costly: read without a meter; the first costly step
+        # asks for one (NeedsMeter) and the row is read again with it.
+        try:
+            return self._loads_metered(data)
+        except budget.NeedsMeter:
+            pass
+        except MemoryError:
+            raise engine_error(MemoryError(), data) from None
+        return self.loads_with_meter(data)
+
+    def loads_with_meter(self, data: bytes) -> Any:
+        """:meth:`loads_checked` with the call's work meter open from the start (for a row
+        in which a costly step asked for one)."""
+        opened = budget.open_meter(len(data), self._limits)
+        try:
+            return self._loads_metered(data)
+        except MemoryError:
+            raise engine_error(MemoryError(), data) from None
+        finally:
+            if opened:
+                budget.close_meter()
+
+    def _loads_metered(self, data: bytes) -> Any:
+        limits = self._limits
+        size = len(data)
         # Rows too small to hold a flood skip the prescan (but for a timestamp
         # search) and the hash tracking of typed values: the per-call cost of
         # small pending writes stays where it was.
@@ -344,6 +360,8 @@ class Decoder:
         found = self._cache.get(key)
         if found is not None:
             return found
+        if self._renames:
+            module, name = renamed(self._renames, module, name)
         if name[-1:] == "]" and self.is_fixed(module, origin_name(name)):
             events.blocked(module, name)
             return _Blocked(_subscripted_error(code, module, name))

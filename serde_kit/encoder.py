@@ -12,7 +12,7 @@ from typing import Any
 
 import ormsgpack
 
-from . import _hints, _prescan, _stack
+from . import _main_types, _prescan, _stack
 from .allowlist import Allowlist, origin_name
 from .errors import EncodeError, LimitExceededError, SerdeError
 from .ext import codes, langgraph, numpy, pydantic, stdlib, user
@@ -144,7 +144,7 @@ class Encoder:
         except EncodeError as exc:
             return _refuse(str(exc))
         if self._lenient or self._allowlist.allows(module, name):
-            _hints.warn_main_module_type(module, name)  # once per type: the table caches this verdict
+            _main_types.warn_main_module_type(module, name)  # once per type: the table caches this verdict
             return encode
         return _refuse(
             f"{module}.{name} is not in this serializer's allowlist, so a stored value could "

@@ -14,6 +14,9 @@ sees serde_kit's refusals too:
 ``{"kind":                                ``Allowlist.allow_everything_unsafe()`` built a type not
 "msgpack_unregistered_allowed", ...}``    otherwise listed (once per serializer and type: the
                                           verdict is cached)
+``{"kind": "msgpack_model_unvalidated",   serde_kit only: a stored pydantic model whose fields fail
+"module": ..., "name": ...}``             validation was built unvalidated (``validate="auto"``;
+                                          once per serializer and class, with a SerdeWarning)
 ========================================  =========================================================
 
 Called by the decoder only, inside a decode call (a refusal found on the small-row
@@ -38,12 +41,17 @@ from typing import Any
 
 from . import budget
 
-__all__ = ["BLOCKED", "METHOD_BLOCKED", "UNREGISTERED_ALLOWED", "blocked", "method_blocked", "unregistered_allowed"]
+__all__ = [
+    "BLOCKED", "METHOD_BLOCKED", "MODEL_UNVALIDATED", "UNREGISTERED_ALLOWED",
+    "blocked", "method_blocked", "model_unvalidated", "unregistered_allowed",
+]  # fmt: skip
 
 #: The event kinds, spelled as langgraph-checkpoint spells them.
 BLOCKED = "msgpack_blocked"
 METHOD_BLOCKED = "msgpack_method_blocked"
 UNREGISTERED_ALLOWED = "msgpack_unregistered_allowed"
+#: serde_kit's own kind (the stock reader builds such models silently).
+MODEL_UNVALIDATED = "msgpack_model_unvalidated"
 
 _Emit = Callable[[Any], None]
 _emit: _Emit | None = None
@@ -86,6 +94,13 @@ def method_blocked(module: str, name: str, method: str | None) -> None:
     emit = _emitter()
     if emit is not None:
         emit({"kind": METHOD_BLOCKED, "module": module, "name": name, "method": "" if method is None else method})
+
+
+def model_unvalidated(module: str, name: str) -> None:
+    """Emit ``msgpack_model_unvalidated`` for a stored model built without validation."""
+    emit = _emitter()
+    if emit is not None:
+        emit({"kind": MODEL_UNVALIDATED, "module": module, "name": name})
 
 
 def unregistered_allowed(allowlist: Any, module: str, name: str) -> None:

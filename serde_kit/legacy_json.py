@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._text import shown
 from . import budget
+from ._text import shown
 from .decoder import _Blocked
 from .errors import BlockedTypeError, DecodeError, LimitExceededError, MalformedDataError, RebuildError, SerdeError
 from .ext import codes, pydantic

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import ormsgpack
@@ -13,9 +13,10 @@ from .allowlist import Allowlist, AllowEntry
 from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
 from .encoder import OPTIONS, Encoder
-from .errors import BlockedTypeError, EncodeError, MalformedDataError, UnknownTagError
+from .errors import BlockedTypeError, ConfigError, EncodeError, MalformedDataError, UnknownTagError
 from .legacy_json import loads_json
 from .limits import DEFAULT_LIMITS, Limits
+from .renames import parse_renames
 
 __all__ = ["Serializer"]
 
@@ -36,6 +37,8 @@ class Serializer:
     - ``pickle_fallback``: write values msgpack cannot hold with pickle and read
       ``pickle`` rows. Unpickling runs code named by the data: trusted data only.
     - ``limits``: the decode budget (:class:`Limits`) every stored row is held to.
+    - ``renames``: ``{"old.module:OldName": NewClass}`` reads rows stored under a class's
+      old name as the class it is now (:mod:`serde_kit.renames`); the classes are allowed.
     - ``validate``: ``"auto"`` (default) rebuilds langchain-core messages and
       Documents whose stored fields already have their validated shape without
       re-running pydantic, and validates every other model; ``"always"``
@@ -45,7 +48,7 @@ class Serializer:
     """
 
     __slots__ = (
-        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above",
+        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "renames", "_renames_given", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above",
     )  # fmt: skip
 
     def __init__(
@@ -57,11 +60,17 @@ class Serializer:
         pickle_fallback: bool = False,
         limits: Limits = DEFAULT_LIMITS,
         validate: Literal["auto", "always"] = "auto",
+        renames: Mapping[str | tuple[str, str], type] | None = None,
     ) -> None:
         if not isinstance(limits, Limits):
             raise TypeError(f"limits must be a serde_kit.Limits, not {type(limits).__name__}")
         base = Allowlist.from_env() if allowlist is None else allowlist
-        extra = tuple(allow)
+        if renames is not None and not isinstance(renames, Mapping):
+            raise ConfigError(f"renames must be a mapping of 'old.module:OldName' to a class, not {type(renames).__name__}")
+        self._renames_given = dict(renames or {})
+        #: Stored ``(module, qualname)`` -> the ``(module, qualname)`` rows under it are read as (see serde_kit.renames).
+        self.renames, targets = parse_renames(self._renames_given)
+        extra = (*allow, *targets)
         self.allowlist = base | extra if extra else base
         self.lenient = lenient
         self.pickle_fallback = pickle_fallback
@@ -69,7 +78,7 @@ class Serializer:
         self.validate: Literal["auto", "always"] = validate
         self._encoder = Encoder(self.allowlist, lenient=lenient, limits=limits)
         self._check_above = self._encoder.check_above
-        self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate)
+        self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate, renames=self.renames)
         # Small rows skip a frame: loads_typed runs the decoder's small-row check itself.
         self._small_row = self._decoder.small_row
         self._tiny_row = self._decoder.tiny_row
@@ -84,6 +93,7 @@ class Serializer:
             pickle_fallback=self.pickle_fallback,
             limits=self.limits,
             validate=self.validate,
+            renames=self._renames_given,
         )
 
     def dumps(self, obj: Any) -> bytes:
@@ -116,7 +126,8 @@ class Serializer:
         except EncodeError as exc:
             if self.pickle_fallback and exc.limit is None:
                 return "pickle", _pickle.dumps(obj)
-            raise
+            # Name every class the value needs allowed at once, not one per run (the error path only).
+            raise _hints.every_write_refusal(self.allowlist, obj, exc) from None
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """The value for a stored ``(tag, bytes)`` row."""
@@ -139,7 +150,7 @@ class Serializer:
                         except ENGINE_ERRORS as exc:
                             raise engine_error(exc, payload) from None
                         except NeedsMeter:
-                            pass  # a costly step: read again with a work meter
+                            return self._decoder.loads_with_meter(payload)  # a costly step: read again with a meter
                     return self._decoder.loads_checked(payload)
                 return self._decoder.loads(_as_bytes(payload))
             except BlockedTypeError as exc:

@@ -311,9 +311,18 @@ UNVALIDATED_APPROVALS = [
 ]
 
 
-def token_ids_with_an_int_key(count: int = 180_000) -> bytes:
-    """An honest-looking row: ``{1: [token ids]}`` whose ids hold 0xff bytes (a 715 KB list)."""
-    ids = [0xFF00 + (i % 200) * 0x10000 + 0xFF for i in range(count)]
+def token_ids_with_an_int_key(count: int = 240_000) -> bytes:
+    """An honest-looking row: ``{1: [token ids]}``, ids of every width, some holding 0xff
+    bytes (a ~715 KB list)."""
+    import random
+
+    rng = random.Random(5)
+    ids: list[int] = []
+    while len(ids) < count:
+        token = rng.randrange(1 << rng.choice((7, 8, 16, 17)))
+        # No stray map or array16/32 header bytes: those make any row a flood candidate.
+        if not {0xDC, 0xDD, 0xDE, 0xDF} & set(token.to_bytes(4, "big")):
+            ids.append(token)
     return pack({1: ids})
 
 

@@ -296,3 +296,24 @@ def test_a_row_naming_endless_types_gets_a_bounded_error() -> None:
         Serializer().loads_typed(("msgpack", ormsgpack.packb(exts)))
     message = str(info.value)
     assert "and more" in message and "serde-kit allowlist scan" in message and len(message) < 2000
+
+
+def test_a_write_meeting_several_refused_classes_names_them_all_with_one_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    value = {"a": [Ticket("t"), {"n": Outer.Inner(1)}], "p": IntStrPair(first=1, second="x")}
+    with pytest.raises(EncodeError) as info:
+        Serializer().dumps_typed(value)
+    message = str(info.value)
+    assert message.startswith("3 classes in this value are not in this serializer's allowlist")
+    fix = re.search(r"Allow them all: (Serializer\(allow=\[.*\]\)) or SERDE_KIT_ALLOW=(\S+)$", message)
+    assert fix, message
+    written = eval(fix[1], {"Serializer": Serializer}).dumps_typed(value)
+    assert Serializer(allow=APP_TYPES).loads_typed(written) == value
+    monkeypatch.setenv("SERDE_KIT_ALLOW", fix[2])
+    assert Serializer().loads_typed(Serializer().dumps_typed(value)) == value
+
+
+def test_a_single_refused_class_keeps_its_own_message() -> None:
+    with pytest.raises(EncodeError, match=r"^user_app_types.Ticket is not in this serializer's allowlist"):
+        Serializer().dumps_typed([Ticket("a"), Ticket("b")])
+    with pytest.raises(EncodeError, match="no faithful encoding"):
+        Serializer().dumps_typed([object(), Ticket("a"), Outer.Inner(1)])  # another refusal comes first

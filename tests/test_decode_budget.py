@@ -722,3 +722,18 @@ def test_one_incomplete_argument_in_a_small_legacy_row_is_charged_its_overhead_t
     assert len(data) < 1300
     refused(data, "max_work_per_byte", tag="json")
     assert SERDE.loads_typed(("json", attack.chunk_lc1(40))).tool_call_chunks[0]["args"].startswith('{"a"')
+
+
+def test_an_unvalidated_model_is_reported_to_langgraphs_serde_listeners_once():
+    from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+
+    seen = []
+    unregister = register_serde_event_listener(seen.append)
+    try:
+        serde = Serializer(allow=[attack.Approval])
+        with pytest.warns(SerdeWarning):
+            for _, fields, _ in attack.UNVALIDATED_APPROVALS:
+                serde.loads(attack.model_row(attack.Approval, fields))
+    finally:
+        unregister()
+    assert seen == [{"kind": "msgpack_model_unvalidated", "module": "budget_attacks", "name": "Approval"}]

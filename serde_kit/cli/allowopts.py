@@ -69,7 +69,9 @@ def allowlist_of(obj: Any) -> Allowlist | None:
             return obj
         found = getattr(obj, "allowlist", None)
         if isinstance(found, Allowlist):
-            return found
+            # Rows under a renamed class's old name read through Serializer(renames=...): covered too.
+            renames = getattr(obj, "renames", None)
+            return found | list(renames) if isinstance(renames, dict) and renames else found
         obj = getattr(obj, "serde", None) or getattr(obj, "inner", None)
         if obj is None:
             return None

@@ -27,13 +27,15 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, DecryptionError
 
-from .blob import NONCE_SIZE, TAG_SIZE
+from .blob import NONCE_SIZE, TAG_SIZE, auth_failed
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+# auth_failed comes from blob (the row format's module), re-exported for the backends' callers.
 __all__ = ["BACKENDS", "Backend", "CryptographyBackend", "PycryptodomeBackend", "auth_failed", "make_backend"]
 
 Buffer = bytes | bytearray | memoryview
@@ -47,14 +49,6 @@ Decryptor = Callable[[Buffer, Buffer, bytes], bytes]
 
 class _NeverRaised(Exception):
     """The ``auth_error`` of backends whose decryptors raise DecryptionError themselves."""
-
-
-def auth_failed(key_id: str) -> str:
-    """DecryptionError's message: which key id failed (ids are public), and nothing about why."""
-    return (
-        f"authentication failed under key id {key_id!r}: the keyring's key for that id is not the one "
-        "the row was sealed with, or the row was altered or relabelled"
-    )
 
 
 def _nonce() -> bytes:
@@ -163,7 +157,7 @@ class PycryptodomeBackend(Backend):
             from Crypto.Cipher import AES
         except ImportError:
             raise ConfigError(
-                "backend='pycryptodome' needs pycryptodome: pip install 'serde-kit[pycryptodome]'"
+                "backend='pycryptodome' needs pycryptodome: " + install_hint("pycryptodome")
             ) from None
         self._aes = AES
         self._keys: dict[str, bytes] = {}

@@ -34,6 +34,8 @@ from serde_kit.errors import MalformedDataError
 from .binding import RowIdentity
 
 __all__ = [
+    "LEGACY_KEY_ID",
+    "auth_failed",
     "AAD_PREFIX",
     "BOUND_VERSION",
     "CIPHER_NAME",
@@ -207,4 +209,16 @@ def parse_blob(blob: bytes | bytearray | memoryview) -> ParsedBlob:
     header = bytes(view[:end])
     return ParsedBlob(
         key_id, header, view[end : end + NONCE_SIZE], view[end + NONCE_SIZE :], binding
+    )
+
+
+#: The key id reported for rows of LangGraph's own EncryptedSerializer (AES-EAX, key from LANGGRAPH_AES_KEY).
+LEGACY_KEY_ID = "legacy:LANGGRAPH_AES_KEY"
+
+
+def auth_failed(key_id: str) -> str:
+    """DecryptionError's message: which key id failed (ids are public), and nothing about why."""
+    return (
+        f"authentication failed under key id {key_id!r}: the keyring's key for that id is not the one "
+        "the row was sealed with, or the row was altered or relabelled"
     )

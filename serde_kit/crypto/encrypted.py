@@ -23,11 +23,10 @@ from collections.abc import Iterable
 from os import urandom
 from typing import Any, Protocol
 
+from serde_kit._hints import allow_flags
 from serde_kit.errors import DecryptionError, RowBindingError
 
 from . import aesgcm
-from serde_kit._hints import allow_flags
-
 from .binding import SCOPE, BindingScope, RowIdentity
 from .blob import CIPHER_NAME, NONCE_SIZE, ParsedBlob, blob_key_id
 from .cipher import _LARGE, RowCipher

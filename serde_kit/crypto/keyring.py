@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from serde_kit.errors import KeyringError, UnknownKeyError
 
-from .blob import check_key_id
+from .blob import LEGACY_KEY_ID, check_key_id
 from .secret import SecretBytes, scrubbed
 
 if TYPE_CHECKING:
@@ -66,7 +66,6 @@ LEGACY_ENV_VAR = "LANGGRAPH_AES_KEY"
 #: AWS KMS key (id, ARN or alias) that unwraps ``id:kms:...`` entries when no ``kms=`` is given.
 KMS_ENV_VAR = "SERDE_KIT_KMS_KEY"
 #: The pseudo key id named by errors about ``+aes`` rows (LangGraph's stock format).
-LEGACY_KEY_ID = "legacy:LANGGRAPH_AES_KEY"
 KEY_SIZE = 32
 #: Marks a key-file entry whose key is wrapped by a KMS: ``id:kms:<base64 wrapped key>``.
 WRAPPED_MARK = "kms:"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, KeyringError
 
 from .wrapping import (
@@ -55,7 +56,7 @@ class AwsKms:
             import botocore.exceptions
         except ImportError:
             raise ConfigError(
-                "AWS KMS keyrings need boto3: pip install 'serde-kit[kms]'"
+                "AWS KMS keyrings need boto3: " + install_hint("kms")
             ) from None
         self._errors = (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError)
         self.key_id = key_id

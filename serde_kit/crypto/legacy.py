@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, DecryptionError, MalformedDataError
 
-from .aesgcm import auth_failed
-from .keyring import LEGACY_KEY_ID
+from .blob import LEGACY_KEY_ID, auth_failed
 
 __all__ = ["LEGACY_NONCE_SIZE", "LEGACY_TAG_SIZE", "decrypt_legacy"]
 
@@ -27,8 +27,7 @@ def _aes() -> Any:  # the Crypto.Cipher.AES module (pycryptodome ships no types)
         from Crypto.Cipher import AES
     except ImportError:
         raise ConfigError(
-            "reading LangGraph '+aes' rows needs pycryptodome: "
-            "pip install 'serde-kit[pycryptodome]'"
+            "reading LangGraph '+aes' rows needs pycryptodome: " + install_hint("pycryptodome")
         ) from None
     return AES
 

@@ -22,6 +22,7 @@ from ormsgpack import Ext
 
 from ..allowlist import NUMPY_SCALARS
 from ..errors import EncodeError
+from serde_kit._text import install_hint
 from ..limits import DEFAULT_LIMITS, Limits
 from . import codes
 from .codes import EncodeFn, RebuildFn
@@ -96,7 +97,7 @@ def _numpy() -> Any:
     try:
         import numpy
     except ImportError:
-        raise TypeError("this value holds a numpy array; install numpy (pip install 'serde-kit[numpy]')") from None
+        raise TypeError("this value holds a numpy array; install numpy: " + install_hint("numpy")) from None
     return numpy
 
 

@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from ormsgpack import Ext
 
+from .. import events
 from .._text import shown
 from ..errors import RebuildError, SerdeWarning
 from . import codes, langchain
@@ -377,10 +378,11 @@ Warned = set[Any]
 def _report_unvalidated(cls: Any, error: Exception, warned: Warned) -> None:
     """Say, once per class and reader, that a stored model was built without validation.
 
-    The one place a LangGraph serde event for it would be emitted (none exists yet)."""
+    With the warning goes LangGraph's serde event (``msgpack_model_unvalidated``)."""
     if cls in warned:
         return
     warned.add(cls)
+    events.model_unvalidated(cls.__module__, cls.__qualname__)
     warnings.warn(
         f"stored {shown(cls.__module__)}.{shown(cls.__qualname__)} does not validate "
         f"({_first_failure(error)}); it was built unvalidated with model_construct, as the "

@@ -220,7 +220,8 @@ def render_json(
     try:
         raw = json.loads(data)
     except MemoryError:
-        raise limits.refuse("max_containers", "parsing ran out of memory; values in the legacy json row", "too many") from None
+        what = "parsing ran out of memory; values in the legacy json row"
+        raise limits.refuse("max_containers", what, "too many") from None
     except (ValueError, RecursionError) as e:
         raise MalformedDataError(f"legacy json row does not parse: {e}") from None
     try:

@@ -128,3 +128,19 @@ def test_with_json_errors_are_json_on_stdout(tmp_path: Path, capsys: pytest.Capt
     assert json.loads(out) == {
         "error": {"type": "UsageError", "message": "unrecognized arguments: --bogus", "exit_status": 2}
     }
+
+
+def test_a_missing_driver_says_how_to_install_it_from_a_clone_too() -> None:
+    import importlib.metadata
+    import re
+
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from serde_kit.cli import main\n"
+        "sys.exit(main(['status', '--postgres', 'postgresql://u@127.0.0.1:1/db']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    hint = re.search(r"pip install 'serde-kit\[(\w+)\]' \(in a clone of serde_kit: pip install -e '\.\[(\w+)\]'\)", done.stderr)
+    assert hint and hint[1] == hint[2] == "postgres", done.stderr
+    assert hint[1] in (importlib.metadata.metadata("serde-kit").get_all("Provides-Extra") or [])

@@ -27,7 +27,7 @@ from serde_kit.tools.render import render_typed
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "fuzz"))
-import _common  # noqa: E402
+import _common  # noqa: E402  (the harnesses' own tag table: how their saved inputs split)
 
 #: Budgets on built values (not on the row's layout): the renderer builds nothing.
 VALUE_LIMITS = {

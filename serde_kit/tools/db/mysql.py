@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from serde_kit._secrets import scrubs_frames
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, StoreError
 
 from .address import masked, scrub, url_secrets
@@ -209,7 +210,7 @@ class MysqlDatabase(ServerDatabase):
         try:
             import pymysql
         except ImportError:
-            raise ConfigError("MySQL support needs PyMySQL: pip install 'serde-kit[mysql]'") from None
+            raise ConfigError("MySQL support needs PyMySQL: " + install_hint("mysql")) from None
         self._pymysql = pymysql
         self._args = parse_mysql_dsn(dsn)
         _check_encodable(self._args)

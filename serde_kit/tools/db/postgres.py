@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from serde_kit._secrets import scrubs_frames
+from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, StoreError
 
 from .address import masked, plain, scrub, url_passwords, url_secrets
@@ -204,7 +205,7 @@ class PostgresDatabase(ServerDatabase):
         try:
             import psycopg
         except ImportError:
-            raise ConfigError("PostgreSQL support needs psycopg: pip install 'serde-kit[postgres]'") from None
+            raise ConfigError("PostgreSQL support needs psycopg: " + install_hint("postgres")) from None
         self._psycopg = psycopg
         if not _is_text(dsn):
             # libpq needs UTF-8; the encoder's error would quote the character (a piece of the password).
