@@ -36,7 +36,9 @@ channels hold a value, and the primitive values.  On read the manifest must be
 one the serializer decrypted in this call (not a JSONB value), must name this
 checkpoint, and the channel versions and values must match it: a plaintext value
 put in the JSONB, a channel pointed at a version without its blob, or a blob
-row deleted is refused (:class:`~serde_kit.errors.RowBindingError`).  With
+row deleted is refused (:class:`~serde_kit.errors.RowBindingError`).  DeltaChannel
+history is then read by LangGraph's ancestor walk through the checked
+``get_tuple`` (PostgresSaver's fast path reads the JSONB unchecked).  With
 ``require_bound=True`` a checkpoint without a manifest is refused too (older
 checkpoints: see SECURITY.md).  The manifest channel is removed from what the
 wrapper returns.
@@ -126,17 +128,22 @@ def _unsealed(tup: CheckpointTuple, scope: BindingScope, require_manifest: bool)
             raise _forged("the manifest belongs to another checkpoint")
         if manifest.get("versions") != versions:
             raise _forged("channel versions differ")
-        if sorted(values) != manifest.get("values"):
-            raise _forged("a channel holds a value it did not hold, or lost its blob")
+        held = manifest.get("values")
         primitives = manifest.get("primitives")
-        if not isinstance(primitives, dict):
+        if not isinstance(held, list) or not isinstance(primitives, dict):
             raise _forged("the manifest is not one serde_kit wrote")
+        if not set(held) <= set(values):
+            raise _forged("a channel lost its blob")
         for channel, value in values.items():
             if channel in primitives:
                 if not _same_primitive(value, primitives[channel]):
                     raise _forged(f"channel {channel!r} holds another value")
             elif decoded.get(id(value)) is not value:
                 raise _forged(f"channel {channel!r} holds a value that is not sealed")
+            elif channel not in held and (value is None or isinstance(value, _PRIMITIVES)):
+                # A blob a later checkpoint wrote at this (sealed) version -- a DeltaChannel
+                # snapshot -- is an object; a bare primitive the JSONB could alias by identity is not.
+                raise _forged(f"channel {channel!r} holds a value it did not hold")
     unsealed: Any = {**checkpoint, "channel_values": values, "channel_versions": versions}
     return tup._replace(checkpoint=unsealed)
 
@@ -237,6 +244,12 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
                 "serde=EncryptedSerializer(...)"
             )
         if seal_inline and not _is_postgres(saver):
+            if type(saver).__module__.startswith("langgraph.checkpoint.mysql"):
+                raise ConfigError(
+                    f"seal_inline is implemented for PostgreSQL savers only: {type(saver).__name__} keeps "
+                    "None/str/int/float/bool channel values inline in plaintext JSON; bind_rows(saver) "
+                    "without it still binds every encrypted row"
+                )
             raise ConfigError(
                 f"seal_inline is for PostgreSQL savers (they keep primitive channel values inline); "
                 f"{type(saver).__name__} already passes every channel value through serde"
@@ -384,6 +397,11 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
+        if self._seal_inline:
+            # PostgresSaver's fast path reads each ancestor's seed straight from the JSONB,
+            # past the manifest check; LangGraph's own walk reads every ancestor through
+            # this wrapper's get_tuple, which checks it.
+            return BaseCheckpointSaver.get_delta_channel_history(self, config=config, channels=channels)
         with self._bound(config):
             return self._saver.get_delta_channel_history(config=config, channels=channels)
 
@@ -455,6 +473,8 @@ class BoundSaver(BaseCheckpointSaver[V], Generic[V]):
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
+        if self._seal_inline:  # every ancestor through the checked aget_tuple (see the sync method)
+            return await BaseCheckpointSaver.aget_delta_channel_history(self, config=config, channels=channels)
         with self._bound(config):
             return await self._saver.aget_delta_channel_history(config=config, channels=channels)
 

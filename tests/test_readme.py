@@ -151,9 +151,9 @@ def test_encrypted_sqlite_snippets_store_only_ciphertext(app: Path, script: str)
     assert tags and all(t.endswith("+aesgcm") for t in tags), tags
     raw = (app / "checkpoints.db").read_bytes()
     assert b"a.txt" not in raw and b"b.txt" not in raw
-    bound = script == "encrypted.py"  # the README's first encryption snippet binds rows
-    assert [bound] == list({blob[0] == 2 for blob in sqlite_blobs(app / "checkpoints.db")})
-    assert [repr(d) for d in sqlite_state(app / "checkpoints.db", encrypted_serde(), bound=bound)] == [DOC_A, DOC_B]
+    # Every encryption snippet binds rows: each blob has the v2 header naming its thread.
+    assert [True] == list({blob[0] == 2 for blob in sqlite_blobs(app / "checkpoints.db")})
+    assert [repr(d) for d in sqlite_state(app / "checkpoints.db", encrypted_serde(), bound=True)] == [DOC_A, DOC_B]
 
 
 def sqlite_blobs(path: Path) -> list[bytes]:
@@ -276,6 +276,9 @@ def test_postgres_snippets_store_only_ciphertext(app: Path, postgres_db: str, sc
     assert f"[{DOC_A}, {DOC_B}]" in out
     tags = pg_tags(postgres_db)
     assert tags and all(t.endswith("+aesgcm") for t in tags), tags
+    blobs = pg_blobs(postgres_db)
+    assert blobs and all(blob[0] == 2 for blob in blobs)  # v2 header: bound to its thread
+    assert pg_inline_values(postgres_db) == []  # seal_inline: no channel value left in the JSONB
 
 
 def _load_as_the_server_does(path: Path) -> Any:
@@ -382,13 +385,30 @@ def test_limits_snippet_raises_the_limits_it_names() -> None:
     assert serde.loads(row).pattern == pattern
 
 
+def write_unbound(app: Path, db: Path) -> None:
+    """Encrypted rows as an earlier deployment wrote them: a saver without bind_rows."""
+    script = (
+        "import sqlite3\n"
+        "from langgraph.checkpoint.sqlite import SqliteSaver\n"
+        "from my_graph import builder\n"
+        "from my_types import Doc\n"
+        "from serde_kit import EncryptedSerializer, Serializer, load_keyring\n"
+        "serde = EncryptedSerializer(Serializer(allow=[Doc]), load_keyring())\n"
+        f"conn = sqlite3.connect({str(db)!r}, check_same_thread=False)\n"
+        "graph = builder.compile(checkpointer=SqliteSaver(conn, serde=serde))\n"
+        "graph.invoke({'docs': [Doc('a.txt', 100)]}, {'configurable': {'thread_id': 't-1'}})\n"
+    )
+    (app / "unbound_writer.py").write_text(script)
+    run(app, "unbound_writer.py")
+
+
 def test_the_documented_migration_binds_stored_rows_for_require_bound(app: Path) -> None:
     """Unbound rows (a saver without bind_rows) refuse under require_bound=True until the
     README's `rotate --bind` commands bound them; status then shows 0 unbound rows."""
     from serde_kit.errors import RowBindingError
 
-    run(app, "from_conn_string.py")  # encrypted, not bound
     db = app / "checkpoints.db"
+    write_unbound(app, db)
     assert sqlite_blobs(db) and not any(blob[0] == 2 for blob in sqlite_blobs(db))
     refused = subprocess.run([sys.executable, "bound.py"], cwd=app, capture_output=True, text=True, timeout=120)
     assert refused.returncode != 0 and RowBindingError.__name__ in refused.stderr
@@ -532,8 +552,8 @@ def test_mysql_snippets_store_only_ciphertext_and_the_tools_read_it(
         outputs.append(done.stdout)
     # status: every row under k1, none in plaintext (as the comment in the README says); verify: none failed.
     assert "key k1 (primary)  bound  unbound  plaintext" in outputs[0], outputs[0]
-    # total rows, all under k1, none bound (this snippet does not use bind_rows), all unbound, none plaintext
-    assert re.search(r"^total +(\d+) +\1 +0 +\1 +0 ", outputs[0], flags=re.M), outputs[0]
+    # total rows, all under k1, all bound (the snippet uses bind_rows), none unbound, none plaintext
+    assert re.search(r"^total +(\d+) +\1 +\1 +0 +0 ", outputs[0], flags=re.M), outputs[0]
     assert re.search(r"^(\d+) row\(s\): \1 decrypt, 0 plaintext, 0 empty, 0 failed$", outputs[1], flags=re.M), outputs[1]
     assert APP_PASSWORD not in "".join(outputs)
     # The password does come from MYSQL_PWD: without it the same command cannot connect (exit 3).

@@ -6,6 +6,7 @@ import operator
 from typing import Annotated, TypedDict
 
 import pytest
+from langgraph.channels.delta import DeltaChannel
 from langgraph.graph import END, START, StateGraph
 
 from serde_kit import EncryptedSerializer, Keyring, Serializer
@@ -135,6 +136,15 @@ def test_seal_inline_is_refused_for_savers_that_need_no_help() -> None:
     saver = InMemorySaver(serde=EncryptedSerializer(Serializer(), KEYRING))
     with pytest.raises(ConfigError, match="PostgreSQL"):
         bind_rows(saver, seal_inline=True)
+
+
+def test_seal_inline_on_a_mysql_saver_says_it_is_postgresql_only() -> None:
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    saver = PyMySQLSaver(None, serde=EncryptedSerializer(Serializer(), KEYRING))  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="PostgreSQL savers only: PyMySQLSaver keeps .* inline in plaintext JSON"):
+        bind_rows(saver, seal_inline=True)
+    assert bind_rows(saver).saver is saver  # binding alone applies
 
 
 # -- audit ------------------------------------------------------------------------------
@@ -370,3 +380,119 @@ def test_the_async_saver_refuses_an_edited_checkpoint_too(postgres_db: str) -> N
 
     with pytest.raises(RowBindingError, match="sealed manifest"):
         asyncio.run(read())
+
+
+# -- DeltaChannel history (get_delta_channel_history) reads the JSONB of every ancestor --------------
+
+
+def _concat(state: list[str] | None, writes: list[list[str]]) -> list[str]:
+    out = list(state or [])
+    for w in writes:
+        out.extend(w)
+    return out
+
+
+class DeltaState(TypedDict):
+    items: Annotated[list[str], DeltaChannel(_concat, snapshot_frequency=4)]
+
+
+def _delta_graph(saver):
+    builder = StateGraph(DeltaState)
+    builder.add_node("add", lambda s: {"items": [f"i{len(s['items'])}"]})
+    builder.add_edge(START, "add")
+    builder.add_edge("add", END)
+    return builder.compile(checkpointer=saver)
+
+
+def _delta_thread(dsn: str, steps: int = 3) -> list[str]:
+    with _connect(dsn) as pg:
+        graph = _delta_graph(_saver(pg, seal_inline=True, require_bound=True))
+        for _ in range(steps):
+            graph.invoke({"items": []}, _conf("t1"))
+        return graph.get_state(_conf("t1")).values["items"]
+
+
+def _delta_read(dsn: str, **options: bool) -> list[str]:
+    with _connect(dsn) as pg:
+        return _delta_graph(_saver(pg, **options)).get_state(_conf("t1")).values["items"]
+
+
+def _delta_history(dsn: str, **options: bool) -> dict:
+    with _connect(dsn) as pg:
+        saver = _saver(pg, **options)
+        return dict(saver.get_delta_channel_history(config=_conf("t1"), channels=["items"]))
+
+
+def _ancestor_without_items_blob(dsn: str) -> str:
+    """The newest checkpoint but one whose ``items`` version has no blob (not a DeltaChannel snapshot)."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT c.checkpoint_id FROM checkpoints c WHERE c.thread_id = 't1' AND NOT EXISTS ("
+            " SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns"
+            " AND b.channel = 'items' AND b.version = c.checkpoint -> 'channel_versions' ->> 'items')"
+            " ORDER BY c.checkpoint_id DESC OFFSET 1"
+        ).fetchall()
+    assert rows, "every checkpoint holds an items snapshot: the attack needs one that does not"
+    return str(rows[0][0])
+
+
+def test_delta_history_reads_back_through_the_manifest_check(postgres_db: str) -> None:
+    honest = _delta_thread(postgres_db, steps=6)
+    assert honest == ["i0", "i1", "i2", "i3", "i4", "i5"]
+    assert _delta_read(postgres_db, seal_inline=True, require_bound=True) == honest
+    history = _delta_history(postgres_db, seal_inline=True, require_bound=True)
+    assert set(history) == {"items"} and history["items"]["writes"]
+    # Every ancestor passes the check, also one whose items version got its snapshot blob
+    # from a later checkpoint (PostgreSQL keys blobs by version: the manifest did not list it).
+    with _connect(postgres_db) as pg:
+        graph = _delta_graph(_saver(pg, seal_inline=True, require_bound=True))
+        states = [s.values.get("items") for s in graph.get_state_history(_conf("t1"))]
+    assert states[0] == honest and ["i0"] in states and len(states) == 3 * 6
+
+
+def test_the_async_delta_history_is_checked_too(postgres_db: str) -> None:
+    import asyncio
+
+    import psycopg
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    _delta_thread(postgres_db)
+    target = _ancestor_without_items_blob(postgres_db)
+
+    async def history() -> dict:
+        async with AsyncPostgresSaver.from_conn_string(postgres_db) as saver:
+            saver.serde = EncryptedSerializer(Serializer(), KEYRING)
+            bound = bind_rows(saver, seal_inline=True, require_bound=True)
+            return dict(await bound.aget_delta_channel_history(config=_conf("t1"), channels=["items"]))
+
+    honest = asyncio.run(history())["items"]
+    assert [w[2] for w in honest["writes"]] and "seed" not in honest or honest["seed"]
+    with psycopg.connect(postgres_db, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{channel_values,items}', %s::jsonb) "
+            "WHERE thread_id = 't1' AND checkpoint_id = %s",
+            ('["attacker-seed"]', target),
+        )
+    with pytest.raises(RowBindingError, match="'items' holds a value that is not sealed"):
+        asyncio.run(history())
+
+
+def test_a_plaintext_delta_seed_put_in_an_ancestors_jsonb_is_refused(postgres_db: str) -> None:
+    import psycopg
+
+    _delta_thread(postgres_db)
+    target = _ancestor_without_items_blob(postgres_db)
+    with psycopg.connect(postgres_db, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{channel_values,items}', %s::jsonb) "
+            "WHERE thread_id = 't1' AND checkpoint_id = %s",
+            ('["attacker-seed"]', target),
+        )
+    with pytest.raises(RowBindingError, match="'items' holds a value that is not sealed"):
+        _delta_history(postgres_db, seal_inline=True, require_bound=True)
+    with pytest.raises(RowBindingError, match="'items' holds a value that is not sealed"):
+        _delta_read(postgres_db, seal_inline=True, require_bound=True)
+    # Control: without the check (no seal_inline), the saver's own fast path takes the edited seed.
+    assert "attacker-seed" in _delta_read(postgres_db)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from serde_kit._secrets import scrubs_frames
 from serde_kit.errors import ConfigError
 
 from .address import masked
@@ -31,6 +32,7 @@ _SCHEMES = {
 }
 
 
+@scrubs_frames
 def split_url(url: str) -> tuple[str, str]:
     """``(dialect, location)`` of a database URL; ConfigError for anything else."""
     scheme, sep, rest = url.partition("://")
@@ -49,6 +51,8 @@ def split_url(url: str) -> tuple[str, str]:
     return dialect, url
 
 
+# Its arguments hold a DSN and its password: no exception leaves a frame that holds them.
+@scrubs_frames
 def open_database(
     url: str | None = None,
     *,

@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
+from serde_kit._secrets import scrubs_frames
 from serde_kit.errors import ConfigError, StoreError
 
 from .batch import SqlBatch
@@ -380,6 +381,7 @@ class ServerDatabase(Database):
             self.conn.close()
             raise
 
+    @scrubs_frames  # the connection arguments hold a password: no frame of a failed reconnect keeps them
     def reconnect(self) -> None:
         try:
             self.conn.close()

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from serde_kit._secrets import scrubs_frames
 from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, StoreError
 
@@ -110,6 +111,27 @@ _CAS_ROWS = 500
 _CAS_BYTES = 4 << 20
 
 
+def _check_encodable(args: dict[str, Any]) -> None:
+    """ConfigError unless PyMySQL can send these connection arguments (its encoder's error quotes them)."""
+    try:
+        for key in ("user", "database", "unix_socket", "host"):
+            if isinstance(args.get(key), str):
+                args[key].encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            "the MySQL DSN holds a character that is not text (a lone surrogate, as from undecodable "
+            "bytes in the environment); write it again as UTF-8"
+        ) from None
+    try:
+        if isinstance(args.get("password"), str):
+            args["password"].encode("latin-1")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            "the MySQL password holds a character PyMySQL cannot send (it sends passwords as Latin-1); "
+            "choose a password of Latin-1 characters"
+        ) from None
+
+
 class _MysqlBatch(SqlBatch):
     db: MysqlDatabase
 
@@ -183,6 +205,7 @@ class MysqlDatabase(ServerDatabase):
     layout = LAYOUT
     batch_class = _MysqlBatch
 
+    @scrubs_frames  # the DSN holds a password: no frame of a failed open keeps it
     def __init__(self, dsn: str, *, readonly: bool = True) -> None:
         try:
             import pymysql
@@ -190,6 +213,7 @@ class MysqlDatabase(ServerDatabase):
             raise ConfigError("MySQL support needs PyMySQL: " + install_hint("mysql")) from None
         self._pymysql = pymysql
         self._args = parse_mysql_dsn(dsn)
+        _check_encodable(self._args)
         self.readonly = readonly
         a = self._args
         place = a.get("unix_socket") or f"{a['host']}:{a.get('port', 3306)}"

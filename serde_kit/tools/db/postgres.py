@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from serde_kit._secrets import scrubs_frames
 from serde_kit._text import install_hint
 from serde_kit.errors import ConfigError, StoreError
 
@@ -75,6 +76,14 @@ def _conninfo(dsn: str) -> dict[str, Any]:
         return dict(conninfo_to_dict(dsn))
     except Exception:
         return {}
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def describe_dsn(dsn: str) -> str:
@@ -191,12 +200,19 @@ class PostgresDatabase(ServerDatabase):
     layout = LAYOUT
     batch_class = _PostgresBatch
 
+    @scrubs_frames  # the DSN holds a password: no frame of a failed open keeps it
     def __init__(self, dsn: str, *, readonly: bool = True) -> None:
         try:
             import psycopg
         except ImportError:
             raise ConfigError("PostgreSQL support needs psycopg: " + install_hint("postgres")) from None
         self._psycopg = psycopg
+        if not _is_text(dsn):
+            # libpq needs UTF-8; the encoder's error would quote the character (a piece of the password).
+            raise ConfigError(
+                "the PostgreSQL DSN holds a character that is not text (a lone surrogate, as from "
+                "undecodable bytes in the environment); write it again as UTF-8"
+            )
         self._dsn = dsn
         self.readonly = readonly
         self._where_text = describe_dsn(dsn)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from serde_kit._secrets import scrubs_frames
 from serde_kit.errors import ConfigError, StoreError
 
 from .base import Database
@@ -130,6 +131,7 @@ class SqliteDatabase(Database):
     layout = LAYOUT
     batch_class = _SqliteBatch
 
+    @scrubs_frames  # the file may not be a database at all (a key file given by mistake)
     def __init__(self, path: str | os.PathLike[str], *, readonly: bool = True, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.path = Path(path)
         self.readonly = readonly

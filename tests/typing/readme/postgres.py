@@ -8,6 +8,7 @@ from psycopg.rows import DictRow, dict_row
 from my_graph import builder
 from my_types import Doc
 from serde_kit import EncryptedSerializer, Serializer, load_keyring
+from serde_kit.bound_saver import bind_rows
 
 DB_URI = os.environ["DATABASE_URL"]  # e.g. postgresql://app@db.internal:5432/app
 serde = EncryptedSerializer(Serializer(allow=[Doc]), load_keyring())
@@ -17,12 +18,13 @@ serde = EncryptedSerializer(Serializer(allow=[Doc]), load_keyring())
 with Connection[DictRow].connect(DB_URI, autocommit=True, row_factory=dict_row) as conn:
     saver = PostgresSaver(conn, serde=serde)
     saver.setup()  # creates or migrates the tables; once per database is enough
-    graph = builder.compile(checkpointer=saver)
+    # Rows bound to their thread; seal_inline: the values PostgreSQL keeps inline are encrypted too.
+    graph = builder.compile(checkpointer=bind_rows(saver, seal_inline=True))
     config: RunnableConfig = {"configurable": {"thread_id": "t-1"}}
     graph.invoke({"docs": [Doc("a.txt", 100)]}, config)
 
 # PostgresSaver.from_conn_string sets up that connection itself but takes no serde=:
 with PostgresSaver.from_conn_string(DB_URI) as saver:
-    saver.serde = serde
-    graph = builder.compile(checkpointer=saver)
+    saver.serde = serde  # before bind_rows, which checks that the serde encrypts
+    graph = builder.compile(checkpointer=bind_rows(saver, seal_inline=True))
     print(graph.get_state(config).values["docs"])
