@@ -76,25 +76,16 @@ def scan_text(report: Any) -> str:
     return "\n".join(lines)
 
 
-
-
 def _cmd_scan(args: argparse.Namespace) -> int:
     from serde_kit.tools.inspect import RowDecoder, keyring_from_env
     from serde_kit.tools.scan import scan_store
 
     decoder = RowDecoder(keyring_from_env())
     allowlist = allowlist_from_args(args)
-    progress = progress_for(args.quiet)
     with open_from_args(args) as db:
-        bar = None if progress is None else progress(total=db.count_rows(), desc="scan")
-        try:
-            report = scan_store(
-                db, decoder=decoder, allowlist=allowlist, batch_size=args.batch_size,
-                progress=None if bar is None else bar.update,
-            )  # fmt: skip
-        finally:
-            if bar is not None:
-                bar.close()
+        report = scan_store(
+            db, decoder=decoder, allowlist=allowlist, batch_size=args.batch_size, progress=progress_for(args.quiet)
+        )
     emit(report.to_json(), lambda: scan_text(report), as_json=args.json)
     if report.rows_failed or (args.check and report.missing()):
         return exitcodes.FAILED

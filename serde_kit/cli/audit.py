@@ -50,19 +50,11 @@ def audit_text(report: Any, *, strict: bool = False) -> str:
     return "\n".join(lines)
 
 
-
-
 def _cmd_audit(args: argparse.Namespace) -> int:
     from serde_kit.tools.audit import audit_store
 
-    progress = progress_for(args.quiet)
     with open_from_args(args) as db:
-        bar = None if progress is None else progress(total=db.count_rows(), desc="audit")
-        try:
-            report = audit_store(db, batch_size=args.batch_size, progress=None if bar is None else bar.update)
-        finally:
-            if bar is not None:
-                bar.close()
+        report = audit_store(db, batch_size=args.batch_size, progress=progress_for(args.quiet))
     emit(report.to_json(strict=args.strict), lambda: audit_text(report, strict=args.strict), as_json=args.json)
     return report.exit_code(strict=args.strict)
 

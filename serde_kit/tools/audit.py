@@ -26,14 +26,13 @@ header is not recognised are warnings as well.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from serde_kit.crypto.rows import RowKind
 from serde_kit.tools.db import Database
 
-from .common import HEADER_READ
+from .common import HEADER_READ, Progress, open_bar
 from .tally import RowTally
 
 __all__ = ["AuditReport", "audit_store"]
@@ -144,27 +143,34 @@ class AuditReport:
             "passed": self.exit_code(strict=strict) == 0,
         }
 
+
 def audit_store(
     store: Database,
     *,
     batch_size: int = 500,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> AuditReport:
-    """Audit ``store`` (read-only; header-only classification, nothing is decrypted)."""
+    """Audit ``store`` (read-only; header-only classification, nothing is decrypted).
+
+    ``progress`` is the tools' progress factory (:data:`~serde_kit.tools.common.Progress`).
+    """
     report = AuditReport(store.describe(), store.dialect)
     for t in store.tables:
         report.tables[t.name] = RowTally(t.name)
-    for batch in store.iter_rows(batch_size, head=HEADER_READ):
-        for row in batch:
-            info = report.tables[row.table].count(row, head=HEADER_READ)
-            if info.kind is RowKind.STRAY:
-                if len(report.stray_examples) < _EXAMPLES:
-                    report.stray_examples.append({"table": row.table, "pk": list(row.pk), "problem": info.problem})
-            elif info.kind is RowKind.PLAINTEXT:
-                if len(report.plaintext_examples) < _EXAMPLES:
-                    report.plaintext_examples.append({"table": row.table, "pk": list(row.pk), "tag": row.tag})
-        if progress is not None:
-            progress(len(batch))
+    bar = open_bar(progress, store.count_rows, "audit")
+    try:
+        for batch in store.iter_rows(batch_size, head=HEADER_READ):
+            for row in batch:
+                info = report.tables[row.table].count(row, head=HEADER_READ)
+                if info.kind is RowKind.STRAY:
+                    if len(report.stray_examples) < _EXAMPLES:
+                        report.stray_examples.append({"table": row.table, "pk": list(row.pk), "problem": info.problem})
+                elif info.kind is RowKind.PLAINTEXT:
+                    if len(report.plaintext_examples) < _EXAMPLES:
+                        report.plaintext_examples.append({"table": row.table, "pk": list(row.pk), "tag": row.tag})
+            bar.update(len(batch))
+    finally:
+        bar.close()
     _audit_metadata(store, report, batch_size)
     report.inline_primitives = store.inline_primitives(batch_size)
     return report

@@ -20,6 +20,7 @@ from serde_kit.allowlist import ENV_VAR, Allowlist
 from serde_kit.crypto.rows import RowKind
 from serde_kit.errors import BlockedTypeError, SerdeError
 from serde_kit.ext import codes
+from serde_kit.tools.common import Progress, open_bar
 from serde_kit.tools.db import Database
 from serde_kit.tools.inspect import RowDecoder
 from serde_kit.tools.render import render_typed
@@ -125,6 +126,7 @@ class ScanReport:
             "invalid_names": [t.key for t in self.invalid_names()],
             "snippets": self.snippets(),
         }
+
 
 def split_type(module: str, name: str, allowlist: Allowlist | None = None) -> tuple[str, str]:
     """``(module, qualname)`` of a rendered ``module.name`` type, whose split the rendering lost.
@@ -241,63 +243,66 @@ def scan_store(
     decoder: RowDecoder | None = None,
     allowlist: Allowlist | None = None,
     batch_size: int = 500,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
     max_failures: int = 20,
 ) -> ScanReport:
     """Scan every row of ``store``; see the module docstring.
 
     ``allowlist`` defaults to ``Allowlist.from_env()`` (what the application
-    uses); ``progress`` is called with the number of rows of each batch read.
+    uses); ``progress`` is the tools' progress factory (:data:`~serde_kit.tools.common.Progress`).
     Rows that cannot be decrypted (no key) or decoded are counted, not fatal.
     """
     decoder = decoder or RowDecoder()
     allowlist = Allowlist.from_env() if allowlist is None else allowlist
     defaults = Allowlist.default()
     report = ScanReport(store.describe())
-    for batch in store.iter_rows(batch_size):
-        for row in batch:
-            report.rows_total += 1
-            if row.is_empty:
-                report.rows_empty += 1
-                continue
-            info = row.info
-            if info.kind is RowKind.STRAY:
-                report.rows_failed += 1
-                if len(report.failures) < max_failures:
-                    report.failures.append(f"{row.table} {row.pk}: stray row: {info.problem}")
-                continue
-            inner = decoder.raw(row.tag, row.blob)
-            if inner is None:
-                info = decoder.classify(row.tag, row.blob)
-                label = f"key id {info.key_id}" if info.key_id else f"tag {row.tag!r}"
-                report.rows_locked[label] = report.rows_locked.get(label, 0) + 1
-                continue
-            try:
-                rendered = render_typed(inner, preview=0, bytes_preview=0)
-            except SerdeError as e:
-                report.rows_failed += 1
-                if len(report.failures) < max_failures:
-                    report.failures.append(f"{row.table} {row.pk}: {type(e).__name__}: {e}")
-                continue
-            report.rows_read += 1
-            seen_here: set[tuple[str, str]] = set()
-            for module, name, code in iter_types(rendered):
-                if code == codes.NUMPY_ARRAY:
-                    report.numpy_arrays += 1
+    bar = open_bar(progress, store.count_rows, "scan")
+    try:
+        for batch in store.iter_rows(batch_size):
+            for row in batch:
+                report.rows_total += 1
+                if row.is_empty:
+                    report.rows_empty += 1
                     continue
-                module, name = split_type(module, name, allowlist)
-                use = report.types.get((module, name))
-                if use is None:
-                    use = report.types[(module, name)] = TypeUse(
-                        module, name,
-                        covered=allowlist.allows(module, name),
-                        default=defaults.allows(module, name),
-                    )  # fmt: skip
-                use.codes.add(code)
-                use.count += 1
-                if (module, name) not in seen_here:
-                    seen_here.add((module, name))
-                    use.rows += 1
-        if progress is not None:
-            progress(len(batch))
+                info = row.info
+                if info.kind is RowKind.STRAY:
+                    report.rows_failed += 1
+                    if len(report.failures) < max_failures:
+                        report.failures.append(f"{row.table} {row.pk}: stray row: {info.problem}")
+                    continue
+                inner = decoder.raw(row.tag, row.blob)
+                if inner is None:
+                    info = decoder.classify(row.tag, row.blob)
+                    label = f"key id {info.key_id}" if info.key_id else f"tag {row.tag!r}"
+                    report.rows_locked[label] = report.rows_locked.get(label, 0) + 1
+                    continue
+                try:
+                    rendered = render_typed(inner, preview=0, bytes_preview=0)
+                except SerdeError as e:
+                    report.rows_failed += 1
+                    if len(report.failures) < max_failures:
+                        report.failures.append(f"{row.table} {row.pk}: {type(e).__name__}: {e}")
+                    continue
+                report.rows_read += 1
+                seen_here: set[tuple[str, str]] = set()
+                for module, name, code in iter_types(rendered):
+                    if code == codes.NUMPY_ARRAY:
+                        report.numpy_arrays += 1
+                        continue
+                    module, name = split_type(module, name, allowlist)
+                    use = report.types.get((module, name))
+                    if use is None:
+                        use = report.types[(module, name)] = TypeUse(
+                            module, name,
+                            covered=allowlist.allows(module, name),
+                            default=defaults.allows(module, name),
+                        )  # fmt: skip
+                    use.codes.add(code)
+                    use.count += 1
+                    if (module, name) not in seen_here:
+                        seen_here.add((module, name))
+                        use.rows += 1
+            bar.update(len(batch))
+    finally:
+        bar.close()
     return report
