@@ -86,7 +86,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         report = scan_store(
             db, decoder=decoder, allowlist=allowlist, batch_size=args.batch_size, progress=progress_for(args.quiet)
         )
-    emit(report.to_json(), lambda: scan_text(report), as_json=args.json)
+    emit(report, lambda: scan_text(report), as_json=args.json)
     if report.rows_failed or (args.check and report.missing()):
         return exitcodes.FAILED
     return exitcodes.OK

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .database import add_database_options, open_from_args
-from .output import emit, escape, progress_for, table
+from .output import emit, escape, plain, progress_for, table
 
 __all__ = ["audit_text", "register"]
 
@@ -55,7 +55,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     with open_from_args(args) as db:
         report = audit_store(db, batch_size=args.batch_size, progress=progress_for(args.quiet))
-    emit(report.to_json(strict=args.strict), lambda: audit_text(report, strict=args.strict), as_json=args.json)
+    verdict = {"strict": args.strict, "passed": report.exit_code(strict=args.strict) == 0}
+    emit({**plain(report), **verdict}, lambda: audit_text(report, strict=args.strict), as_json=args.json)
     return report.exit_code(strict=args.strict)
 
 

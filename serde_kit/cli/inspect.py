@@ -26,7 +26,7 @@ from serde_kit.errors import ConfigError
 
 from . import exitcodes
 from .database import add_database_options, has_database, open_from_args
-from .output import emit, escape, plain, table
+from .output import emit, escape, table
 
 __all__ = ["brief", "register"]
 
@@ -248,20 +248,20 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                 db, args.thread, from_id=args.from_id, to_id=args.to_id, checkpoint_ns=args.ns, decoder=decoder
             )
             unreadable = diff.unreadable
-            emit(plain(diff), lambda: _format_diff(diff, width=width), as_json=args.json)
+            emit(diff, lambda: _format_diff(diff, width=width), as_json=args.json)
         elif not args.thread:
             threads = lib.list_threads(db, limit=args.limit)
-            emit([t.to_json() for t in threads], lambda: _format_threads(threads), as_json=args.json)
+            emit(threads, lambda: _format_threads(threads), as_json=args.json)
         elif args.history:
             views = lib.thread_history(db, args.thread, checkpoint_ns=args.ns, limit=args.limit, decoder=decoder)
             unreadable = sum(v.unreadable for v in views)
-            emit([v.to_json() for v in views], lambda: _format_history(views), as_json=args.json)
+            emit(views, lambda: _format_history(views), as_json=args.json)
         else:
             view = lib.show_checkpoint(
                 db, args.thread, checkpoint_id=args.checkpoint, checkpoint_ns=args.ns, decoder=decoder
             )
             unreadable = view.unreadable
-            emit(view.to_json(), lambda: _format_view(view, width=width), as_json=args.json)
+            emit(view, lambda: _format_view(view, width=width), as_json=args.json)
     if unreadable:
         print(f"error: {unreadable} stored value(s) could not be read (shown as <...> cells)", file=sys.stderr)
         return exitcodes.FAILED

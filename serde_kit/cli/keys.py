@@ -16,7 +16,7 @@ from serde_kit.errors import ConfigError
 from . import exitcodes
 from .allowopts import add_allowlist_options
 from .database import add_database_options, open_from_args
-from .output import emit, escape, plain, progress_for
+from .output import emit, escape, progress_for
 
 __all__ = ["format_retire", "format_rotate", "format_status", "register"]
 
@@ -184,17 +184,6 @@ def format_retire(report: Any) -> str:
     )
 
 
-def status_json(report: Any) -> dict[str, Any]:
-    """``status --json``: the report's fields, plus the total and the verdict."""
-    return {
-        **plain(report),
-        "tables": [{**plain(t), "encrypted": t.encrypted} for t in report.tables],
-        "total": {**plain(report.total), "encrypted": report.total.encrypted},
-        "complete": report.complete,
-        "ok": report.ok,
-    }
-
-
 # ---------------------------------------------------------------------------
 # commands
 # ---------------------------------------------------------------------------
@@ -206,7 +195,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     keyring = _keyring_from_env(required=args.verify)
     with open_from_args(args) as db:
         report = status(db, keyring=keyring, verify=args.verify, batch_size=args.batch_size, progress=progress_for(args.quiet))
-    emit(status_json(report), lambda: format_status(report), as_json=args.json)
+    emit(report, lambda: format_status(report), as_json=args.json)
     return exitcodes.OK if report.ok else exitcodes.FAILED
 
 
@@ -216,8 +205,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     keyring = load_keyring()
     with open_from_args(args) as db:
         report = verify(db, keyring=keyring, batch_size=args.batch_size, progress=progress_for(args.quiet))
-    data = {**plain(report), "rows": report.rows, "plaintext": report.plaintext, "empty": report.empty, "ok": report.ok}
-    emit(data, lambda: format_verify(report), as_json=args.json)
+    emit(report, lambda: format_verify(report), as_json=args.json)
     return exitcodes.OK if report.ok else exitcodes.FAILED
 
 
@@ -248,7 +236,7 @@ def _cmd_rotate(args: argparse.Namespace) -> int:
             verify_after=not args.skip_verify,
             progress=progress_for(args.quiet),
         )
-    emit({**plain(report), "ok": report.ok}, lambda: format_rotate(report), as_json=args.json)
+    emit(report, lambda: format_rotate(report), as_json=args.json)
     if report.interrupted:
         return exitcodes.TERMINATED if signals.terminated() else exitcodes.INTERRUPTED
     return exitcodes.OK if report.ok else exitcodes.FAILED

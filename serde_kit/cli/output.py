@@ -65,15 +65,30 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def plain(value: Any) -> Any:
-    """``value`` as JSON-able data: dataclasses by field, tuples and sets as lists, bytes as hex.
+    """``value`` as JSON-able data: the one way every report becomes ``--json``.
+
+    A dataclass becomes its fields by name, where a field's ``metadata["json"]``
+    renames it (``None`` leaves it out), plus the derived values its class lists
+    in ``json_extra`` (JSON key -> property, or method called without arguments).
+    Tuples become lists, sets sorted lists, bytes hex.
 
     (Not ``dataclasses.asdict``: it rebuilds a Counter from its items, which counts them.)
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        out = {}
+        for f in dataclasses.fields(value):
+            key = f.metadata.get("json", f.name)
+            if key is not None:
+                out[key] = plain(getattr(value, f.name))
+        for key, attr in getattr(value, "json_extra", {}).items():
+            derived = getattr(value, attr)
+            out[key] = plain(derived() if callable(derived) else derived)
+        return out
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
+    if isinstance(value, (set, frozenset)):
+        return [plain(v) for v in sorted(value, key=str)]
+    if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).hex()

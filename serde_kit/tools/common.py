@@ -1,4 +1,11 @@
-"""What the key-lifecycle tools share: the progress collaborator and row failures."""
+"""What the tools share: the progress collaborator, row failures, and the report convention.
+
+Every tool takes ``progress: Progress | None`` (tqdm fits) and draws through
+:func:`open_bar`.  Every report is a dataclass that ``--json`` prints through
+one function, :func:`serde_kit.cli.output.plain`: a field's ``metadata["json"]``
+renames it (``None`` leaves it out) and the class's ``json_extra`` maps JSON
+keys to the derived values (properties or argument-less methods) shown too.
+"""
 
 from __future__ import annotations
 

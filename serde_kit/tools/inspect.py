@@ -175,10 +175,6 @@ class ThreadSummary:
     last_source: str | None
     pending_writes: int
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain dict for ``--json``."""
-        return dict(self.__dict__)
-
 
 @dataclass
 class WriteView:
@@ -190,10 +186,6 @@ class WriteView:
     channel: str
     tag: str | None
     value: Any
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain dict for ``--json``."""
-        return dict(self.__dict__)
 
 
 @dataclass
@@ -213,7 +205,7 @@ class CheckpointView:
     checkpoint_id: str
     parent_checkpoint_id: str | None
     metadata: Any
-    checkpoint_row: dict[str, Any]
+    checkpoint_row: dict[str, Any] = field(metadata={"json": "row"})
     checkpoint: Any
     channel_values: dict[str, Any]
     storage: dict[str, str]
@@ -226,24 +218,6 @@ class CheckpointView:
     def step(self) -> int | None:
         """``metadata["step"]`` when present."""
         return self.metadata.get("step") if isinstance(self.metadata, dict) else None
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain dict for ``--json``."""
-        return {
-            "thread_id": self.thread_id,
-            "checkpoint_ns": self.checkpoint_ns,
-            "checkpoint_id": self.checkpoint_id,
-            "parent_checkpoint_id": self.parent_checkpoint_id,
-            "metadata": self.metadata,
-            "row": self.checkpoint_row,
-            "checkpoint": self.checkpoint,
-            "channel_values": self.channel_values,
-            "storage": self.storage,
-            "pending_writes": [w.to_json() for w in self.pending_writes],
-            "next": self.next,
-            "tasks": self.tasks,
-            "unreadable": self.unreadable,
-        }
 
 
 # ---------------------------------------------------------------------------

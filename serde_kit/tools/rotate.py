@@ -42,7 +42,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import Keyring
@@ -91,6 +91,8 @@ class RotateReport:
     ``examined`` counts the rows not yet under the primary key, the same way
     in a dry run and when applying; ``already_primary`` the rows that were.
     """
+
+    json_extra: ClassVar[dict[str, str]] = {"ok": "ok"}
 
     dry_run: bool
     primary_id: str

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from serde_kit._text import allow_entry, shell_assignment, shown
 from serde_kit.allowlist import ENV_VAR, Allowlist
@@ -40,7 +40,7 @@ class TypeUse:
     count: int = 0
     rows: int = 0
     covered: bool = False
-    default: bool = False
+    default: bool = field(default=False, metadata={"json": "in_defaults"})
 
     @property
     def key(self) -> str:
@@ -52,31 +52,26 @@ class TypeUse:
         """The allowlist entry to paste, or None when the stored name is not a dotted identifier."""
         return allow_entry(self.module, self.name)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain dict for ``--json``."""
-        return {
-            "module": self.module,
-            "name": self.name,
-            "codes": sorted(self.codes, key=str),
-            "count": self.count,
-            "rows": self.rows,
-            "covered": self.covered,
-            "in_defaults": self.default,
-        }
-
 
 @dataclass
 class ScanReport:
     """Result of :func:`scan_store`."""
 
+    json_extra: ClassVar[dict[str, str]] = {
+        "types": "sorted_types",
+        "missing": "missing_keys",
+        "invalid_names": "invalid_name_keys",
+        "snippets": "snippets",
+    }
+
     store: str
     rows_total: int = 0
     rows_read: int = 0
     rows_empty: int = 0
-    rows_locked: dict[str, int] = field(default_factory=dict)
+    rows_locked: dict[str, int] = field(default_factory=dict, metadata={"json": "rows_without_key"})
     rows_failed: int = 0
     failures: list[str] = field(default_factory=list)
-    types: dict[tuple[str, str], TypeUse] = field(default_factory=dict)
+    types: dict[tuple[str, str], TypeUse] = field(default_factory=dict, metadata={"json": None})
     numpy_arrays: int = 0
 
     def sorted_types(self) -> list[TypeUse]:
@@ -110,22 +105,15 @@ class ScanReport:
             "file": "".join(f"{e}\n" for e in entries),
         }
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain dict for ``--json``."""
-        return {
-            "store": self.store,
-            "rows_total": self.rows_total,
-            "rows_read": self.rows_read,
-            "rows_empty": self.rows_empty,
-            "rows_without_key": self.rows_locked,
-            "rows_failed": self.rows_failed,
-            "failures": self.failures,
-            "types": [t.to_json() for t in self.sorted_types()],
-            "numpy_arrays": self.numpy_arrays,
-            "missing": [t.key for t in self.missing()],
-            "invalid_names": [t.key for t in self.invalid_names()],
-            "snippets": self.snippets(),
-        }
+    @property
+    def missing_keys(self) -> list[str]:
+        """``module:name`` of each type in :meth:`missing`."""
+        return [t.key for t in self.missing()]
+
+    @property
+    def invalid_name_keys(self) -> list[str]:
+        """``module:name`` of each type in :meth:`invalid_names`."""
+        return [t.key for t in self.invalid_names()]
 
 
 def split_type(module: str, name: str, allowlist: Allowlist | None = None) -> tuple[str, str]:

@@ -6,6 +6,7 @@ Header-only (no key needed, nothing decrypted) unless ``verify=True``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from serde_kit.crypto import Keyring
 from serde_kit.crypto.cipher import RowCipher
@@ -30,6 +31,8 @@ class StatusReport:
     ``expected`` is the number of rows the tables held when the walk started;
     ``complete`` says the walk saw at least that many.
     """
+
+    json_extra: ClassVar[dict[str, str]] = {"total": "total", "complete": "complete", "ok": "ok"}
 
     store: str
     primary_id: str | None

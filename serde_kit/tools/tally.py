@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from serde_kit.crypto.blob import BOUND_VERSION, check_key_id
 from serde_kit.crypto.rows import RowInfo, RowKind
@@ -24,6 +25,8 @@ __all__ = ["RowTally"]
 @dataclass
 class RowTally:
     """Rows of one table (or of all, ``name="total"``) by what they hold."""
+
+    json_extra: ClassVar[dict[str, str]] = {"encrypted": "encrypted"}
 
     name: str
     rows: int = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from serde_kit.crypto import Keyring
 from serde_kit.crypto.cipher import RowCipher
@@ -23,6 +24,8 @@ class VerifyReport:
     ``counts`` holds the rows by kind (the :class:`RowTally` status and audit
     use; ``failed`` counts the rows that did not decrypt).
     """
+
+    json_extra: ClassVar[dict[str, str]] = {"rows": "rows", "plaintext": "plaintext", "empty": "empty", "ok": "ok"}
 
     decrypted: int = 0
     not_primary: int = 0

@@ -39,3 +39,55 @@ def test_json_keeps_counters_and_escapes_c1_characters():
     data = json.loads(json_text(Report(Counter({"k1": 3}), ("t", b"\x00\xff"))))
     assert data == {"by_key": {"k1": 3}, "pk": ["t", "00ff"]}
     assert "\x9b" not in json_text({"x": "\x9b"}) and json.loads(json_text({"x": "\x9b"})) == {"x": "\x9b"}
+
+
+@dataclass
+class _Inner:
+    name: str
+    tags: set[object] = field(default_factory=set)
+
+
+@dataclass
+class _Report:
+    json_extra = {"doubled": "doubled", "names": "names"}
+
+    count: int
+    hidden: str = field(default="", metadata={"json": None})
+    renamed: int = field(default=0, metadata={"json": "shown_as"})
+    items: list[_Inner] = field(default_factory=list)
+
+    @property
+    def doubled(self) -> int:
+        return self.count * 2
+
+    def names(self) -> list[str]:
+        return [i.name for i in self.items]
+
+
+def test_one_json_convention_for_every_report():
+    report = _Report(3, hidden="secret", renamed=7, items=[_Inner("a", {"json", 2, 1})])
+    assert json.loads(json_text(report)) == {
+        "count": 3,
+        "shown_as": 7,
+        "items": [{"name": "a", "tags": [1, 2, "json"]}],
+        "doubled": 6,
+        "names": ["a"],
+    }
+    assert "secret" not in json_text(report)
+
+
+def test_every_report_class_uses_plain_not_its_own_to_json():
+    import dataclasses
+
+    from serde_kit.tools import audit, inspect, retire, rotate, scan, status, tally, verify
+
+    reports = [
+        obj
+        for module in (audit, inspect, retire, rotate, scan, status, tally, verify)
+        for obj in vars(module).values()
+        if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__
+    ]
+    assert len(reports) >= 10
+    assert [r.__name__ for r in reports if hasattr(r, "to_json")] == []
+    for r in reports:  # every derived key names an attribute the class has
+        assert all(hasattr(r, attr) for attr in getattr(r, "json_extra", {}).values()), r
