@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serde_kit.allowlist import ENV_FILE_VAR, ENV_VAR
 
@@ -13,16 +13,19 @@ from .allowopts import add_allowlist_options, allowlist_from_args
 from .database import add_database_options, open_from_args
 from .output import emit, escape, progress_for, table
 
+if TYPE_CHECKING:
+    from serde_kit.tools.scan import ScanReport, TypeUse
+
 __all__ = ["register", "scan_text"]
 
 
-def _name(t: Any) -> str:
+def _name(t: TypeUse) -> str:
     """A stored type's name; one that is no dotted identifier is escaped and shell-quoted,
     so even a line of the table pasted into a shell runs nothing."""
     return t.key if t.entry is not None else shlex.quote(escape(t.key))
 
 
-def scan_text(report: Any) -> str:
+def scan_text(report: ScanReport) -> str:
     """Readable report with an aligned table."""
     lines = [f"scanned {report.rows_read} of {report.rows_total} rows in {report.store}"]
     if report.rows_empty:

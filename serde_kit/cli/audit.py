@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .database import add_database_options, open_from_args
 from .output import emit, escape, plain, progress_for, table
 
+if TYPE_CHECKING:
+    from serde_kit.tools.audit import AuditReport
+
 __all__ = ["audit_text", "register"]
 
 
-def audit_text(report: Any, *, strict: bool = False) -> str:
+def audit_text(report: AuditReport, *, strict: bool = False) -> str:
     """Readable report with aligned tables and a verdict line."""
     lines = [f"audit of {escape(report.store)}", ""]
     rows = [

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serde_kit._text import shell_assignment
 from serde_kit.crypto import Keyring, KeyWrapper, load_keyring
@@ -17,6 +17,12 @@ from . import exitcodes
 from .allowopts import add_allowlist_options
 from .database import add_database_options, open_from_args
 from .output import emit, escape, progress_for
+
+if TYPE_CHECKING:
+    from serde_kit.tools.retire import RetireReport
+    from serde_kit.tools.rotate import RotateReport
+    from serde_kit.tools.status import StatusReport
+    from serde_kit.tools.verify import VerifyReport
 
 __all__ = ["format_retire", "format_rotate", "format_status", "register"]
 
@@ -40,7 +46,7 @@ def _failures(lines: list[str], failures: list[Any], prefix: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-def format_status(report: Any) -> str:
+def format_status(report: StatusReport) -> str:
     """``status`` as a table for people."""
     from .output import table
 
@@ -80,7 +86,7 @@ def format_status(report: Any) -> str:
     return "\n".join(out)
 
 
-def format_rotate(report: Any) -> str:
+def format_rotate(report: RotateReport) -> str:
     """``rotate`` as a summary for people."""
     verb = "would re-encrypt" if report.dry_run else "re-encrypted"
     out = [
@@ -141,7 +147,7 @@ def format_rotate(report: Any) -> str:
     return "\n".join(out)
 
 
-def format_verify(report: Any) -> str:
+def format_verify(report: VerifyReport) -> str:
     """``verify`` as a summary for people."""
     out = [
         f"{report.rows} row(s): {report.decrypted} decrypt, {report.plaintext} plaintext, "
@@ -153,7 +159,7 @@ def format_verify(report: Any) -> str:
     return "\n".join(out)
 
 
-def format_retire(report: Any) -> str:
+def format_retire(report: RetireReport) -> str:
     """``retire``'s verdict, with what to do next."""
     if report.is_primary:
         return (
