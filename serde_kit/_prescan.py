@@ -229,33 +229,20 @@ def first_big_map(data: bytes, entries: int = FLOOD_KEYS) -> int:
 def _plain_keys(data: bytes) -> bool:
     """Whether every map key in ``data`` (ext payloads included) is a string and no ext
     is a timestamp; False when ormsgpack cannot tell (the walk then decides)."""
-    pending = [data]
-    found: list[bytes] = []
-    timestamp = []
-
-    def collect(code: int, payload: bytes) -> None:
-        if code == -1:
-            timestamp.append(True)
-            raise ValueError("timestamp")
-        if 0 <= code <= 7:
-            found.append(payload)
-
-    while pending:
-        try:
-            ormsgpack.unpackb(pending.pop(), ext_hook=collect)
-        except Exception:
-            if timestamp:
-                raise UnknownTagError(_TIMESTAMP_MESSAGE) from None
-            return False
-        pending.extend(found)
-        found.clear()
-    return True
+    return _read_in_c(data, 0)
 
 
 def _no_timestamp(data: bytes) -> bool:
     """Whether ``data`` (ext payloads included) holds no msgpack timestamp, found exactly
     by one C-speed decode that takes map keys of any type (this row may hold no flood);
     raises :class:`UnknownTagError` for a timestamp, False when ormsgpack cannot read it."""
+    return _read_in_c(data, ormsgpack.OPT_NON_STR_KEYS)
+
+
+def _read_in_c(data: bytes, option: int) -> bool:
+    """One ormsgpack decode of ``data`` and of every ext payload it holds (collected, not
+    built), with ``option``; :class:`UnknownTagError` at a timestamp, False when
+    ormsgpack refuses the bytes."""
     pending = [data]
     found: list[bytes] = []
     timestamp = []
@@ -269,7 +256,7 @@ def _no_timestamp(data: bytes) -> bool:
 
     while pending:
         try:
-            ormsgpack.unpackb(pending.pop(), ext_hook=collect, option=ormsgpack.OPT_NON_STR_KEYS)
+            ormsgpack.unpackb(pending.pop(), ext_hook=collect, option=option)
         except Exception:
             if timestamp:
                 raise UnknownTagError(_TIMESTAMP_MESSAGE) from None
