@@ -226,6 +226,24 @@ def test_terminated_postgres_backend_reconnects_and_resumes(graph_postgres_db):
 
 
 @pytest.mark.postgres
+def test_a_query_that_failed_to_send_counts_as_a_lost_connection(graph_postgres_db):
+    """libpq can report "sending query failed" for an ended backend while its status still reads OK."""
+    import psycopg
+
+    with open_database(postgres=graph_postgres_db, readonly=False) as db:
+        assert not db.lost
+        with psycopg.connect(graph_postgres_db, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s, 60000)", (db.conn.info.backend_pid,))
+        assert not db.conn.broken  # nothing sent yet: libpq has not seen the end of the backend
+        error = db.translate(psycopg.OperationalError("sending query failed: terminating connection"))
+        assert db.is_transient(error) and "lost the connection" in str(error)
+        assert db.lost
+        db.reconnect()
+        assert not db.lost
+        assert db.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.postgres
 def test_a_backend_killed_every_batch_stops_cleanly_after_bounded_reconnects(graph_postgres_db, capsys):
     import psycopg
 

@@ -239,12 +239,15 @@ class PostgresDatabase(ServerDatabase):
         self._found: dict[str, tuple[int, str, str]] | None = None
         #: saver table name -> relkind, where the name is a view, foreign table or anything not a table
         self._not_tables: dict[str, str] = {}
+        #: set when a statement failed as a lost connection before libpq marked the connection bad
+        self._failed_as_lost = False
         self._open()
 
     def _connect(self) -> None:
         psycopg = self._psycopg
         try:
             self.conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=15)
+            self._failed_as_lost = False
         except psycopg.Error as e:
             # libpq quotes the piece of a DSN it cannot parse: that piece may be the password.
             first = self._first_line(e, drop_quoted=True)
@@ -351,6 +354,9 @@ class PostgresDatabase(ServerDatabase):
         if isinstance(e, errors.DiskFull):
             return StoreError(f"PostgreSQL at {where} is out of disk space ({first}); the batch was rolled back")
         if isinstance(e, self._psycopg.OperationalError) or self.conn is None or self.conn.closed:
+            # A backend ended while a query was being sent ("sending query failed: terminating
+            # connection ...") can leave libpq's status OK; every later statement on it fails.
+            self._failed_as_lost = True
             return StoreError(
                 f"lost the connection to PostgreSQL at {where} ({first}); the open batch was rolled back",
                 transient=True,
@@ -360,7 +366,7 @@ class PostgresDatabase(ServerDatabase):
     @property
     def lost(self) -> bool:
         """Whether the connection is gone (the server restarted or ended our backend)."""
-        return bool(self.conn is None or self.conn.closed or self.conn.broken)
+        return bool(self._failed_as_lost or self.conn is None or self.conn.closed or self.conn.broken)
 
     def _discover(self) -> tuple[Table, ...]:
         found = self._found or {}
