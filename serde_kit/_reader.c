@@ -48,8 +48,27 @@ enum {
     KIND_ENUM = 5,     /* param[env[2]] for an exact str or int found in the member map param */
     KIND_DATACLASS = 6, /* object.__new__(cls) + __dict__.update(env[2]) when its keys are param, in order */
     KIND_PYDANTIC = 7, /* cls.__pydantic_validator__.validate_python(env[2][, by_name=True if param]) */
-    KIND_LAST = 7
+    KIND_MESSAGE = 8,  /* a curated langchain-core message: env[2] installed as its state when it has
+                        * the validated shape param describes (serde_kit.ext.langchain.fast_shape) */
+    KIND_LAST = 8
 };
+
+/* The checks of a curated message's fields (serde_kit.ext.langchain.CHECKS, same names). */
+enum {
+    CHECK_ANY = 0,
+    CHECK_TYPE = 1, /* an exact str equal to the class's "type" */
+    CHECK_DICT = 2,
+    CHECK_STR = 3,
+    CHECK_STR_OR_NONE = 4,
+    CHECK_CONTENT = 5,     /* a str, or a list of exact str and dict items */
+    CHECK_TOOL_STATUS = 6, /* "success" or "error" */
+    CHECK_TOOL_CALLS = 7,
+    CHECK_INVALID_TOOL_CALLS = 8,
+    CHECK_USAGE = 9,
+    CHECK_LAST = 9
+};
+static const char *check_names[] = {"any", "type", "dict", "str", "str_or_none", "content", "tool_status",
+                                    "tool_calls", "invalid_tool_calls", "usage"};
 /* A C kind builds from env[2]; any other shape, or a failure its Python rebuilder would
  * handle, goes to that rebuilder (fn), as the pure path's hot path calls it. */
 
@@ -92,6 +111,9 @@ typedef struct {
 static PyObject *decode_value(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t level);
 
 static PyObject *str_int, *str_is_safe, *str_dict, *str_validator, *str_validate_python, *str_by_name;
+static PyObject *str_fields_set, *str_extra, *str_private, *str_tool_call, *str_invalid_tool_call, *str_success,
+    *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs;
+static PyObject *empty_tuple;
 static PyObject *by_name_kwnames; /* ("by_name",) */
 
 /* Short map keys, kept with their hash: rows repeat the same few field names. */
@@ -250,6 +272,171 @@ static void leave_ext(void) {
 
 static int exact_int(PyObject *o) { return Py_IS_TYPE(o, &PyLong_Type); }
 
+/* --- curated langchain-core messages -------------------------------------------
+ *
+ * The same shape test as serde_kit.ext.langchain.fast_builder, or a stricter one: what
+ * this accepts, the Python builder accepts too (where its checks take several key
+ * orders, this takes the ones validation leaves without extra keys); what it does not
+ * accept goes to the Python rebuilder, which decides.  No check calls Python code: every
+ * dict it reads was decoded here (keys are strings, numbers, nil, bool or bin). */
+
+/* o is the exact str s (equal text): canonical strs of equal text have the same kind. */
+static int same_str(PyObject *o, PyObject *s) {
+    if (o == s) return 1;
+    if (!PyUnicode_CheckExact(o)) return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(o);
+    return n == PyUnicode_GET_LENGTH(s) && PyUnicode_KIND(o) == PyUnicode_KIND(s) &&
+           memcmp(PyUnicode_DATA(o), PyUnicode_DATA(s), (size_t)n * PyUnicode_KIND(o)) == 0;
+}
+
+static int str_or_none(PyObject *o) { return o == Py_None || PyUnicode_CheckExact(o); }
+
+/* A dict whose keys are exactly `keys`, in that order. */
+static int has_keys(PyObject *d, PyObject *keys) {
+    if (!PyDict_CheckExact(d) || PyDict_GET_SIZE(d) != PyTuple_GET_SIZE(keys)) return 0;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        if (!same_str(key, PyTuple_GET_ITEM(keys, i++))) return 0;
+    }
+    return 1;
+}
+
+/* d's value under the str key (d has exact str keys only); NULL when absent. */
+static PyObject *field(PyObject *d, PyObject *key) { return PyDict_GetItemWithError(d, key); }
+
+/* A token-details dict: some of `declared`, in declared order, each an exact int. */
+static int int_details(PyObject *d, PyObject *declared) {
+    if (!PyDict_CheckExact(d)) return 0;
+    Py_ssize_t pos = 0, j = 0, n = PyTuple_GET_SIZE(declared);
+    PyObject *key, *value;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        while (j < n && !same_str(key, PyTuple_GET_ITEM(declared, j))) j++;
+        if (j == n || !exact_int(value)) return 0;
+        j++;
+    }
+    return 1;
+}
+
+/* usage_metadata: None, or the three token counts (exact ints) first, then some of the
+ * detail dicts in declared order.  ai = (call, invalid, counts, details, declared). */
+static int usage_shape(PyObject *v, PyObject *ai) {
+    if (v == Py_None) return 1;
+    if (!PyDict_CheckExact(v)) return 0;
+    PyObject *counts = PyTuple_GET_ITEM(ai, 2), *details = PyTuple_GET_ITEM(ai, 3), *declared = PyTuple_GET_ITEM(ai, 4);
+    Py_ssize_t ncounts = PyTuple_GET_SIZE(counts), ndetails = PyTuple_GET_SIZE(details);
+    Py_ssize_t pos = 0, i = 0, j = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(v, &pos, &key, &value)) {
+        if (i < ncounts) {
+            if (!same_str(key, PyTuple_GET_ITEM(counts, i)) || !exact_int(value)) return 0;
+            i++;
+            continue;
+        }
+        while (j < ndetails && !same_str(key, PyTuple_GET_ITEM(details, j))) j++;
+        if (j == ndetails || !int_details(value, PyTuple_GET_ITEM(declared, j))) return 0;
+        j++;
+    }
+    return i == ncounts;
+}
+
+static int tool_calls_shape(PyObject *v, PyObject *keys) {
+    if (!PyList_CheckExact(v)) return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+        PyObject *call = PyList_GET_ITEM(v, i);
+        if (!has_keys(call, keys)) return 0;
+        PyObject *name = field(call, str_name), *args = field(call, str_args), *id = field(call, str_id),
+                 *type = field(call, str_type);
+        if (name == NULL || args == NULL || id == NULL || type == NULL) return 0;
+        if (!PyUnicode_CheckExact(name) || !PyDict_CheckExact(args) || !str_or_none(id) || !same_str(type, str_tool_call)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int invalid_tool_calls_shape(PyObject *v, PyObject *keys) {
+    if (!PyList_CheckExact(v)) return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+        PyObject *call = PyList_GET_ITEM(v, i);
+        if (!has_keys(call, keys)) return 0;
+        PyObject *name = field(call, str_name), *args = field(call, str_args), *id = field(call, str_id),
+                 *error = field(call, str_error), *type = field(call, str_type);
+        if (name == NULL || args == NULL || id == NULL || error == NULL || type == NULL) return 0;
+        if (!str_or_none(name) || !str_or_none(args) || !str_or_none(id) || !str_or_none(error) ||
+            !same_str(type, str_invalid_tool_call)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int content_shape(PyObject *v) {
+    if (PyUnicode_CheckExact(v)) return 1;
+    if (!PyList_CheckExact(v)) return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+        PyObject *part = PyList_GET_ITEM(v, i);
+        if (!PyUnicode_CheckExact(part) && !PyDict_CheckExact(part)) return 0;
+    }
+    return 1;
+}
+
+/* param = (names, checks, expected_type, allows_extra, ai or None); see register. */
+static int message_shape(PyObject *stored, PyObject *param) {
+    PyObject *names = PyTuple_GET_ITEM(param, 0), *checks = PyTuple_GET_ITEM(param, 1);
+    PyObject *expected = PyTuple_GET_ITEM(param, 2), *ai = PyTuple_GET_ITEM(param, 4);
+    if (!PyDict_CheckExact(stored) || PyDict_GET_SIZE(stored) != PyTuple_GET_SIZE(names)) return 0;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *v, *tool_calls = NULL, *invalid = NULL, *kwargs = NULL;
+    while (PyDict_Next(stored, &pos, &key, &v)) {
+        if (!same_str(key, PyTuple_GET_ITEM(names, i))) return 0;
+        int ok = 0;
+        switch (PyLong_AsLong(PyTuple_GET_ITEM(checks, i))) {
+        case CHECK_ANY: ok = 1; break;
+        case CHECK_TYPE: ok = same_str(v, expected); break;
+        case CHECK_DICT: ok = PyDict_CheckExact(v); break;
+        case CHECK_STR: ok = PyUnicode_CheckExact(v); break;
+        case CHECK_STR_OR_NONE: ok = str_or_none(v); break;
+        case CHECK_CONTENT: ok = content_shape(v); break;
+        case CHECK_TOOL_STATUS: ok = same_str(v, str_success) || same_str(v, str_error); break;
+        case CHECK_TOOL_CALLS: ok = ai != Py_None && tool_calls_shape(v, PyTuple_GET_ITEM(ai, 0)); tool_calls = v; break;
+        case CHECK_INVALID_TOOL_CALLS:
+            ok = ai != Py_None && invalid_tool_calls_shape(v, PyTuple_GET_ITEM(ai, 1));
+            invalid = v;
+            break;
+        case CHECK_USAGE: ok = ai != Py_None && usage_shape(v, ai); break;
+        }
+        if (!ok) return 0;
+        if (same_str(key, str_additional_kwargs)) kwargs = v;
+        i++;
+    }
+    if (ai != Py_None) {
+        /* validation parses raw tool calls kept in additional_kwargs when no parsed one is stored */
+        if (tool_calls == NULL || invalid == NULL || kwargs == NULL || !PyDict_CheckExact(kwargs)) return 0;
+        if (PyList_GET_SIZE(tool_calls) == 0 && PyList_GET_SIZE(invalid) == 0) {
+            int raw = PyDict_Contains(kwargs, str_tool_calls);
+            if (raw != 0) return raw < 0 ? -1 : 0;
+        }
+    }
+    return 1;
+}
+
+/* The message object with `stored` as its state, as the Python fast builder makes it. */
+static PyObject *install_message(PyObject *cls, PyObject *stored, PyObject *param) {
+    PyObject *obj = PyBaseObject_Type.tp_new((PyTypeObject *)cls, empty_tuple, NULL);
+    if (obj == NULL) return NULL;
+    PyObject *fields_set = PySet_New(PyTuple_GET_ITEM(param, 0));
+    PyObject *extra = PyTuple_GET_ITEM(param, 3) == Py_True ? PyDict_New() : Py_NewRef(Py_None);
+    if (fields_set == NULL || extra == NULL || PyObject_GenericSetAttr(obj, str_dict, stored) < 0 ||
+        PyObject_GenericSetAttr(obj, str_fields_set, fields_set) < 0 || PyObject_GenericSetAttr(obj, str_extra, extra) < 0 ||
+        PyObject_GenericSetAttr(obj, str_private, Py_None) < 0) {
+        Py_CLEAR(obj);
+    }
+    Py_XDECREF(fields_set);
+    Py_XDECREF(extra);
+    return obj;
+}
+
 /* The value a C kind builds from its one argument; NULL without an exception = not this shape. */
 static PyObject *build_kind(Entry *e, PyObject *arg) {
     switch (e->kind) {
@@ -318,6 +505,11 @@ static PyObject *build_kind(Entry *e, PyObject *arg) {
                                                     e->param == Py_True ? by_name_kwnames : NULL);
         Py_DECREF(validator);
         return value;
+    }
+    case KIND_MESSAGE: {
+        int shape = message_shape(arg, e->param);
+        if (shape <= 0) return NULL; /* not the validated shape: its Python rebuilder validates */
+        return install_message(e->cls, arg, e->param);
     }
     case KIND_UUID: {
         if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) != 32 || !PyUnicode_IS_ASCII(arg)) return NULL;
@@ -619,6 +811,47 @@ static PyObject *Reader_decode(Reader *self, PyObject *data) {
     return PyObject_CallMethod(self->fallback, "decode", "O", data);
 }
 
+static int str_tuple(PyObject *o) {
+    if (!PyTuple_CheckExact(o)) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(o, i))) return 0;
+    }
+    return 1;
+}
+
+/* (names, checks, expected_type, allows_extra, ai): names str, checks ints in range (one
+ * per name), expected_type str, allows_extra bool, ai None or (call, invalid, counts,
+ * details, declared): four tuples of str and one tuple of str tuples, one per detail. */
+static int message_param_fits(PyObject *param) {
+    if (!PyTuple_CheckExact(param) || PyTuple_GET_SIZE(param) != 5) return 0;
+    PyObject *names = PyTuple_GET_ITEM(param, 0), *checks = PyTuple_GET_ITEM(param, 1);
+    PyObject *extra = PyTuple_GET_ITEM(param, 3), *ai = PyTuple_GET_ITEM(param, 4);
+    if (!str_tuple(names) || !PyTuple_CheckExact(checks) || PyTuple_GET_SIZE(checks) != PyTuple_GET_SIZE(names) ||
+        !PyUnicode_CheckExact(PyTuple_GET_ITEM(param, 2)) || !PyBool_Check(extra)) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(checks); i++) {
+        PyObject *check = PyTuple_GET_ITEM(checks, i);
+        if (!PyLong_CheckExact(check)) return 0;
+        long code = PyLong_AsLong(check);
+        if (code < 0 || code > CHECK_LAST) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    if (ai == Py_None) return 1;
+    if (!PyTuple_CheckExact(ai) || PyTuple_GET_SIZE(ai) != 5) return 0;
+    for (int i = 0; i < 4; i++) {
+        if (!str_tuple(PyTuple_GET_ITEM(ai, i))) return 0;
+    }
+    PyObject *declared = PyTuple_GET_ITEM(ai, 4);
+    if (!PyTuple_CheckExact(declared) || PyTuple_GET_SIZE(declared) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(ai, 3))) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(declared); i++) {
+        if (!str_tuple(PyTuple_GET_ITEM(declared, i))) return 0;
+    }
+    return 1;
+}
+
 static PyObject *Reader_register(Reader *self, PyObject *args) {
     int code, kind;
     PyObject *head, *method, *module, *name, *fn, *cls, *param;
@@ -635,6 +868,14 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
         (kind == KIND_ENUM && !PyDict_CheckExact(param)) || (kind != KIND_CALL && kind != KIND_TUPLE && !PyType_Check(cls)) ||
         !PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_ValueError, "entry parameters do not fit its kind");
+        return NULL;
+    }
+    if ((kind == KIND_MESSAGE || kind == KIND_DATACLASS) && ((PyTypeObject *)cls)->tp_new != PyBaseObject_Type.tp_new) {
+        PyErr_SetString(PyExc_ValueError, "entry class is not made by object.__new__");
+        return NULL;
+    }
+    if (kind == KIND_MESSAGE && !message_param_fits(param)) {
+        PyErr_SetString(PyExc_ValueError, "message entry parameters do not fit (see serde_kit.native)");
         return NULL;
     }
     if (self->nentries >= MAX_ENTRIES) Py_RETURN_FALSE;
@@ -790,6 +1031,17 @@ PyMODINIT_FUNC PyInit__reader(void) {
     if (str_validate_python == NULL && (str_validate_python = PyUnicode_InternFromString("validate_python")) == NULL) return NULL;
     if (str_by_name == NULL && (str_by_name = PyUnicode_InternFromString("by_name")) == NULL) return NULL;
     if (by_name_kwnames == NULL && (by_name_kwnames = PyTuple_Pack(1, str_by_name)) == NULL) return NULL;
+    struct { PyObject **slot; const char *text; } strs[] = {
+        {&str_fields_set, "__pydantic_fields_set__"}, {&str_extra, "__pydantic_extra__"},
+        {&str_private, "__pydantic_private__"}, {&str_tool_call, "tool_call"},
+        {&str_invalid_tool_call, "invalid_tool_call"}, {&str_success, "success"}, {&str_error, "error"},
+        {&str_tool_calls, "tool_calls"}, {&str_name, "name"}, {&str_args, "args"}, {&str_id, "id"},
+        {&str_type, "type"}, {&str_additional_kwargs, "additional_kwargs"},
+    };
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+        if (*strs[i].slot == NULL && (*strs[i].slot = PyUnicode_InternFromString(strs[i].text)) == NULL) return NULL;
+    }
+    if (empty_tuple == NULL && (empty_tuple = PyTuple_New(0)) == NULL) return NULL;
     PyObject *m = PyModule_Create(&reader_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
@@ -799,7 +1051,28 @@ PyMODINIT_FUNC PyInit__reader(void) {
         PyModule_AddIntConstant(m, "KIND_UUID", KIND_UUID) < 0 || PyModule_AddIntConstant(m, "KIND_ENUM", KIND_ENUM) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DATACLASS", KIND_DATACLASS) < 0 ||
         PyModule_AddIntConstant(m, "KIND_PYDANTIC", KIND_PYDANTIC) < 0 || PyModule_AddIntConstant(m, "MAX_ENTRIES", MAX_ENTRIES) < 0 ||
-        PyModule_AddIntConstant(m, "EXT_FRAMES", EXT_FRAMES) < 0) {
+        PyModule_AddIntConstant(m, "EXT_FRAMES", EXT_FRAMES) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_MESSAGE", KIND_MESSAGE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *checks = PyTuple_New(CHECK_LAST + 1);
+    if (checks == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (int i = 0; i <= CHECK_LAST; i++) {
+        PyObject *name = PyUnicode_FromString(check_names[i]);
+        if (name == NULL) {
+            Py_DECREF(checks);
+            Py_DECREF(m);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(checks, i, name);
+    }
+    int added = PyModule_AddObjectRef(m, "CHECKS", checks);
+    Py_DECREF(checks);
+    if (added < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import msgspec
 
 from .errors import SerdeError
-from .ext import codes
+from .ext import codes, langchain
 
 __all__ = ["ACTIVE", "AVAILABLE", "engine", "reason"]
 
@@ -160,11 +160,36 @@ def _user_kind(verdict: Any) -> tuple[int, Any, Any]:
         members = getattr(lookup, "__self__", None)
         if isinstance(cls, type) and type(members) is dict and lookup == members.get:
             return _reader.KIND_ENUM, cls, members
+    elif qualname == "v2_rebuilder.<locals>.rebuild" and found.get("fast") is not None:
+        return _message_kind(found.get("cls"))
     elif qualname == "v2_rebuilder.<locals>.rebuild_plain":
         cls, by_name = found.get("cls"), found.get("by_name")
         if isinstance(cls, type) and type(by_name) is bool:
             return _reader.KIND_PYDANTIC, cls, by_name
     return _reader.KIND_CALL, None, None
+
+
+def _message_kind(cls: Any) -> tuple[int, Any, Any]:
+    """KIND_MESSAGE for a curated langchain-core class whose fast builder the verdict
+    runs first: the C kind accepts what that builder accepts (or less) and builds the
+    same object; every other shape goes to the verdict."""
+    assert _reader is not None
+    shape = langchain.fast_shape(cls)
+    object_new: Any = object.__new__
+    if shape is None or not isinstance(cls, type) or cls.__new__ is not object_new:
+        return _reader.KIND_CALL, None, None
+    try:
+        checks = tuple(_reader.CHECKS.index(check) for check in shape.checks)
+    except ValueError:  # a check this reader does not know
+        return _reader.KIND_CALL, None, None
+    ai = None
+    if shape.ai is not None:
+        counts, details = shape.ai.usage[:3], shape.ai.usage[3:]
+        declared = {"input_token_details": shape.ai.input, "output_token_details": shape.ai.output}
+        if any(detail not in declared for detail in details):
+            return _reader.KIND_CALL, None, None
+        ai = (shape.ai.call, shape.ai.invalid, counts, details, tuple(declared[detail] for detail in details))
+    return _reader.KIND_MESSAGE, cls, (shape.names, checks, shape.expected_type, shape.allows_extra, ai)
 
 
 _C_KINDS: dict[tuple[int, str, str], tuple[int, Any, Any]] = {}
