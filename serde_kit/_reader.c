@@ -50,8 +50,15 @@ enum {
     KIND_PYDANTIC = 7, /* cls.__pydantic_validator__.validate_python(env[2][, by_name=True if param]) */
     KIND_MESSAGE = 8,  /* a curated langchain-core message: env[2] installed as its state when it has
                         * the validated shape param describes (serde_kit.ext.langchain.fast_shape) */
-    KIND_LAST = 8
+    KIND_ISO = 9,      /* param[1](text) for an exact str of at most param[0] characters whose last 7
+                        * hold no "." unless param[2] (date): fromisoformat, as the ext 3 rebuilder */
+    KIND_DECIMAL = 10, /* cls(text) for an exact str of at most min(limit, 64) characters [+-]digits[.digits] */
+    KIND_SET = 11,     /* cls(items) (set, frozenset) for a list of at most limit items, none a list */
+    KIND_ZONE = 12,    /* cls(key) (ZoneInfo) for an exact str of at most limit characters */
+    KIND_LAST = 12
 };
+/* KIND_ISO, DECIMAL, SET and ZONE carry one limit (Entry.limit): what the Python rebuilder
+ * checks first; beyond it, and on any failure, that rebuilder decides (and raises). */
 
 /* The checks of a curated message's fields (serde_kit.ext.langchain.CHECKS, same names). */
 enum {
@@ -84,6 +91,7 @@ typedef struct {
     PyObject *fn;
     PyObject *cls;
     PyObject *param;
+    Py_ssize_t limit; /* KIND_ISO, DECIMAL, SET, ZONE: see the kinds */
 } Entry;
 
 typedef struct {
@@ -112,7 +120,7 @@ static PyObject *decode_value(State *st, const unsigned char **pp, const unsigne
 
 static PyObject *str_int, *str_is_safe, *str_dict, *str_validator, *str_validate_python, *str_by_name;
 static PyObject *str_fields_set, *str_extra, *str_private, *str_tool_call, *str_invalid_tool_call, *str_success,
-    *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs;
+    *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs, *str_tzinfo;
 static PyObject *empty_tuple;
 static PyObject *by_name_kwnames; /* ("by_name",) */
 
@@ -506,6 +514,47 @@ static PyObject *build_kind(Entry *e, PyObject *arg) {
         Py_DECREF(validator);
         return value;
     }
+    case KIND_ISO: {
+        if (!PyUnicode_CheckExact(arg)) return NULL;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+        if (n > e->limit) return NULL;
+        PyObject *value = PyObject_CallOneArg(PyTuple_GET_ITEM(e->param, 1), arg);
+        if (value == NULL || PyTuple_GET_ITEM(e->param, 2) == Py_True) return value;
+        /* An aware value whose text ends in a sub-second offset ("+00:00:00.000007"):
+         * the Python rebuilder reads the offset from the text. */
+        Py_ssize_t dot = PyUnicode_FindChar(arg, '.', n > 7 ? n - 7 : 0, n, 1);
+        if (dot == -1) return value;
+        PyObject *tz = dot == -2 ? NULL : PyObject_GetAttr(value, str_tzinfo);
+        int naive = tz == Py_None;
+        Py_XDECREF(tz);
+        if (naive) return value;
+        Py_DECREF(value);
+        return NULL; /* an error, or aware: not this shape */
+    }
+    case KIND_DECIMAL: {
+        if (!PyUnicode_CheckExact(arg) || !PyUnicode_IS_ASCII(arg)) return NULL;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+        if (n == 0 || n > e->limit || n > 64) return NULL;
+        const char *text = (const char *)PyUnicode_DATA(arg);
+        Py_ssize_t i = (text[0] == '-' || text[0] == '+') ? 1 : 0, digits = 0, points = 0;
+        for (; i < n; i++) {
+            if (text[i] >= '0' && text[i] <= '9') digits++;
+            else if (text[i] == '.' && points == 0) points++;
+            else return NULL; /* an exponent, NaN, Infinity, spaces, underscores: Python reads it */
+        }
+        if (digits == 0) return NULL;
+        return PyObject_CallOneArg(e->cls, arg);
+    }
+    case KIND_SET: {
+        if (!PyList_CheckExact(arg) || PyList_GET_SIZE(arg) > e->limit) return NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(arg); i++) {
+            if (PyList_CheckExact(PyList_GET_ITEM(arg, i))) return NULL; /* a tuple the stock writer stored */
+        }
+        return e->cls == (PyObject *)&PySet_Type ? PySet_New(arg) : PyFrozenSet_New(arg);
+    }
+    case KIND_ZONE:
+        if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) > e->limit) return NULL;
+        return PyObject_CallOneArg(e->cls, arg);
     case KIND_MESSAGE: {
         int shape = message_shape(arg, e->param);
         if (shape <= 0) return NULL; /* not the validated shape: its Python rebuilder validates */
@@ -874,6 +923,30 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "entry class is not made by object.__new__");
         return NULL;
     }
+    Py_ssize_t limit = 0;
+    if (kind == KIND_ISO || kind == KIND_DECIMAL || kind == KIND_SET || kind == KIND_ZONE) {
+        PyObject *found = param;
+        if (kind == KIND_ISO) {
+            if (!PyTuple_CheckExact(param) || PyTuple_GET_SIZE(param) != 3 || !PyCallable_Check(PyTuple_GET_ITEM(param, 1)) ||
+                !PyBool_Check(PyTuple_GET_ITEM(param, 2))) {
+                PyErr_SetString(PyExc_ValueError, "an ISO entry's parameters are (limit, fromisoformat, is_date)");
+                return NULL;
+            }
+            found = PyTuple_GET_ITEM(param, 0);
+        }
+        if (kind == KIND_SET && cls != (PyObject *)&PySet_Type && cls != (PyObject *)&PyFrozenSet_Type) {
+            PyErr_SetString(PyExc_ValueError, "a set entry builds set or frozenset");
+            return NULL;
+        }
+        int overflow = 0;
+        long long value = PyLong_CheckExact(found) ? PyLong_AsLongLongAndOverflow(found, &overflow) : -1;
+        if (value == -1 && PyErr_Occurred()) return NULL;
+        if (overflow < 0 || (overflow == 0 && value < 0)) {
+            PyErr_SetString(PyExc_ValueError, "an entry's limit is an int of at least 0");
+            return NULL;
+        }
+        limit = overflow > 0 || value > (long long)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)value;
+    }
     if (kind == KIND_MESSAGE && !message_param_fits(param)) {
         PyErr_SetString(PyExc_ValueError, "message entry parameters do not fit (see serde_kit.native)");
         return NULL;
@@ -896,6 +969,7 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
     e->fn = Py_NewRef(fn);
     e->cls = Py_NewRef(cls);
     e->param = Py_NewRef(param);
+    e->limit = limit;
     e->head = Py_NewRef(head); /* last: the slot is taken once head is set */
     self->nentries++;
     Py_RETURN_TRUE;
@@ -1036,7 +1110,7 @@ PyMODINIT_FUNC PyInit__reader(void) {
         {&str_private, "__pydantic_private__"}, {&str_tool_call, "tool_call"},
         {&str_invalid_tool_call, "invalid_tool_call"}, {&str_success, "success"}, {&str_error, "error"},
         {&str_tool_calls, "tool_calls"}, {&str_name, "name"}, {&str_args, "args"}, {&str_id, "id"},
-        {&str_type, "type"}, {&str_additional_kwargs, "additional_kwargs"},
+        {&str_type, "type"}, {&str_additional_kwargs, "additional_kwargs"}, {&str_tzinfo, "tzinfo"},
     };
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         if (*strs[i].slot == NULL && (*strs[i].slot = PyUnicode_InternFromString(strs[i].text)) == NULL) return NULL;
@@ -1052,7 +1126,9 @@ PyMODINIT_FUNC PyInit__reader(void) {
         PyModule_AddIntConstant(m, "KIND_DATACLASS", KIND_DATACLASS) < 0 ||
         PyModule_AddIntConstant(m, "KIND_PYDANTIC", KIND_PYDANTIC) < 0 || PyModule_AddIntConstant(m, "MAX_ENTRIES", MAX_ENTRIES) < 0 ||
         PyModule_AddIntConstant(m, "EXT_FRAMES", EXT_FRAMES) < 0 ||
-        PyModule_AddIntConstant(m, "KIND_MESSAGE", KIND_MESSAGE) < 0) {
+        PyModule_AddIntConstant(m, "KIND_MESSAGE", KIND_MESSAGE) < 0 || PyModule_AddIntConstant(m, "KIND_ISO", KIND_ISO) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_DECIMAL", KIND_DECIMAL) < 0 || PyModule_AddIntConstant(m, "KIND_SET", KIND_SET) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_ZONE", KIND_ZONE) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -14,6 +14,7 @@ Both paths give identical values, types and errors (tests/native/).
 from __future__ import annotations
 
 import datetime
+import decimal
 import importlib
 import os
 import sys
@@ -116,20 +117,59 @@ def _learn(decoder: Any, reader: Any, code: int, head: bytes, view: memoryview) 
     verdict = decoder._hot.get((code, len(items), module, name, method))
     if verdict is None:
         return
-    kind, cls, param = _kind(decoder, code, module, name, verdict)
+    kind, cls, param = _kind(decoder, code, module, name, verdict, method)
     reader.register(code, head, len(items), method, module, name, kind, verdict, cls, param)
 
 
-def _kind(decoder: Any, code: int, module: str, name: str, verdict: Any) -> tuple[int, Any, Any]:
+def _kind(
+    decoder: Any, code: int, module: str, name: str, verdict: Any, method: str | None = None
+) -> tuple[int, Any, Any]:
     """How the reader builds an allowed ``(code, module, name)``: in C for the standard
     rebuilders it mirrors, else by calling ``verdict``, the pure path's own rebuilder."""
     assert _reader is not None
+    if code == codes.METHOD_SINGLE_ARG:
+        if decoder._methods.get((module, name, method or "")) is verdict:
+            return _method_kind(decoder.limits, module, name, method)
+        return _reader.KIND_CALL, None, None
     if decoder._fixed.get((code, module, name)) is verdict:
         found = _C_KINDS.get((code, module, name))
         if found is not None and (found[0] != _reader.KIND_UUID or decoder.limits.max_text_length >= 32):
             return found
-        return _reader.KIND_CALL, None, None
+        return _limited_kind(decoder.limits, code, module, name, verdict)
     return _user_kind(verdict)
+
+
+_ISO_CLASSES: dict[str, type] = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}
+
+
+def _method_kind(limits: Any, module: str, name: str, method: str | None) -> tuple[int, Any, Any]:
+    """ext 3: ``fromisoformat`` of the datetime classes, bounded by the text limit as
+    serde_kit.ext.stdlib's ISO rebuilders are."""
+    assert _reader is not None
+    cls = _ISO_CLASSES.get(name) if module == "datetime" and method == "fromisoformat" else None
+    if cls is None:
+        return _reader.KIND_CALL, None, None
+    return _reader.KIND_ISO, cls, (limits.max_text_length, cls.fromisoformat, cls is datetime.date)  # type: ignore[attr-defined]
+
+
+def _limited_kind(limits: Any, code: int, module: str, name: str, verdict: Any) -> tuple[int, Any, Any]:
+    """The standard rebuilders that check a limit first (serde_kit.ext.stdlib.limited_rebuilders):
+    the C kind takes what is within it, the rebuilder everything else."""
+    assert _reader is not None
+    if code != codes.CONSTRUCTOR_SINGLE_ARG:
+        return _reader.KIND_CALL, None, None
+    if (module, name) == ("decimal", "Decimal"):
+        # A Decimal without an exponent has |adjusted()| below its length: within both.
+        max_exponent = _closure(verdict).get("max_exponent")
+        if type(max_exponent) is int:
+            return _reader.KIND_DECIMAL, decimal.Decimal, min(limits.max_text_length, max_exponent)
+    elif (module, name) == ("builtins", "set"):
+        return _reader.KIND_SET, set, limits.max_hash_collisions  # no more items: no hash check
+    elif (module, name) == ("builtins", "frozenset"):
+        return _reader.KIND_SET, frozenset, limits.max_hash_collisions
+    elif (module, name) == ("zoneinfo", "ZoneInfo"):
+        return _reader.KIND_ZONE, zoneinfo.ZoneInfo, limits.max_text_length
+    return _reader.KIND_CALL, None, None
 
 
 def _closure(fn: Any) -> dict[str, Any]:
