@@ -242,3 +242,19 @@ def test_rows_that_may_flood_with_user_types_read_alike():
     values = [T.Point(i, -i) if hasattr(T, "Point") else (i,) for i in range(400)]
     row = pure.dumps(_big_map_of(values))
     assert_same_outcome(fast, pure, ("msgpack", row), "dataclasses")
+
+
+def test_text_with_a_non_ascii_byte_at_every_position_reads_alike():
+    """The reader tests for ASCII eight bytes at a time: a non-ASCII or invalid byte
+    anywhere in a word, or in the tail after the last whole word, is found."""
+    fast, pure = make_pair()
+    for n in range(0, 42):
+        for at in range(n):
+            for wide in ("é", "\u20ac", "\U0001f600"):
+                text = "a" * at + wide + "b" * (n - at - 1)
+                row = ormsgpack.packb({"k" * (n % 30 + 1): text, "v": [text], text: n})
+                assert_same_outcome(fast, pure, ("msgpack", row), repr(text))
+                assert fast.loads(row)["v"][0] == text
+            raw = ormsgpack.packb("a" * n)
+            broken = raw[: len(raw) - n + at] + b"\xff" + raw[len(raw) - n + at + 1 :]
+            assert_same_outcome(fast, pure, ("msgpack", broken), f"invalid byte at {at} of {n}")
