@@ -36,6 +36,7 @@
 #include <string.h>
 
 #define EXT_FRAMES 10
+#define NUMPY_ARRAY 6 /* serde_kit.ext.codes.NUMPY_ARRAY */
 #define TABLE_SLOTS 1024 /* a power of two */
 #define MAX_ENTRIES 512  /* at most half the slots: probes stay short */
 
@@ -103,6 +104,10 @@ typedef struct {
     PyObject *track;       /* callable(value) counting a typed value's hash (rows that may flood), or None */
     PyObject *keyed;       /* frozenset: types whose hash is keyed per process (never tracked) */
     PyObject *serde_error; /* the base class of the errors the pure path raises on purpose */
+    PyObject *np_empty;    /* numpy.empty once Python enabled arrays (set_numpy), else NULL */
+    PyObject *np_dtypes;   /* dict: dtype spec -> numpy dtype, filled only by serde_kit.ext.numpy */
+    Py_ssize_t np_max_elements; /* Limits.max_array_elements */
+    Py_ssize_t np_max_payload;  /* payloads this long or longer: the Python fast path for large arrays */
     Py_ssize_t max_ext_depth;
     int safe_recursion_limit;
     Py_ssize_t nentries;
@@ -120,7 +125,7 @@ static PyObject *decode_value(State *st, const unsigned char **pp, const unsigne
 
 static PyObject *str_int, *str_is_safe, *str_dict, *str_validator, *str_validate_python, *str_by_name;
 static PyObject *str_fields_set, *str_extra, *str_private, *str_tool_call, *str_invalid_tool_call, *str_success,
-    *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs, *str_tzinfo;
+    *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs, *str_tzinfo, *str_itemsize, *str_hasobject;
 static PyObject *empty_tuple;
 static PyObject *by_name_kwnames; /* ("by_name",) */
 
@@ -242,6 +247,18 @@ static PyObject *call_hook(State *st, int code, const unsigned char *p, Py_ssize
     }
     PyObject *args[2] = {code_obj, view};
     PyObject *value = PyObject_Vectorcall(PyTuple_GET_ITEM(r->hooks, level), args, 2, NULL);
+    if (value != NULL && code == NUMPY_ARRAY && r->np_empty == NULL && r->learn != Py_None) {
+        /* the first array the hook built: Python may enable arrays now (numpy is imported) */
+        PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
+        PyObject *done = NULL;
+        if (empty != NULL) {
+            PyObject *largs[3] = {code_obj, empty, view};
+            done = PyObject_Vectorcall(r->learn, largs, 3, NULL);
+            Py_DECREF(empty);
+        }
+        if (done == NULL) Py_CLEAR(value);
+        Py_XDECREF(done);
+    }
     if (value != NULL && head_end != NULL && r->learn != Py_None && r->nentries < MAX_ENTRIES) {
         PyObject *head = PyBytes_FromStringAndSize((const char *)p, head_end - p);
         PyObject *done = NULL;
@@ -645,9 +662,110 @@ static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const 
     return value;
 }
 
+/* --- numpy arrays in the plain layout ---------------------------------------
+ *
+ * [dtype spec, [dims...], "C" or "F", bin buffer], as serde_kit.ext.numpy.loads_plain
+ * reads it: a dtype Python already made for that spec, no object fields, a non-empty
+ * shape of at most max_array_elements elements whose bytes are exactly the buffer's.
+ * The array is numpy.empty(shape, dtype, order) with the buffer copied in: writable,
+ * owning its memory, as loads_plain's copy.  Anything else is soft (Python reads it and
+ * reports what is wrong). */
+
+/* A str at *pp (any str header): its bytes in [*s, *s + *n). */
+static int read_str_span(const unsigned char **pp, const unsigned char *end, const unsigned char **s, Py_ssize_t *n) {
+    const unsigned char *p = *pp;
+    if (p >= end) return 0;
+    unsigned char b = *p++;
+    if (b >= 0xa0 && b <= 0xbf) *n = b & 0x1f;
+    else if (b >= 0xd9 && b <= 0xdb) { if (!read_length(&p, end, 1 << (b - 0xd9), n)) return 0; }
+    else return 0;
+    if (end - p < *n) return 0;
+    *s = p;
+    *pp = p + *n;
+    return 1;
+}
+
+static PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssize_t n) {
+    const unsigned char *end = p + n, *spec, *order;
+    Py_ssize_t spec_len, order_len, ndims, buf_len;
+    Py_ssize_t dims[16];
+    if (r->np_empty == NULL || n >= r->np_max_payload || n < 1 || *p++ != 0x94) return NULL;
+    if (!read_str_span(&p, end, &spec, &spec_len) || p >= end || *p < 0x90 || *p > 0x9f) return NULL;
+    ndims = *p++ & 0x0f;
+    Py_ssize_t count = 1;
+    for (Py_ssize_t i = 0; i < ndims; i++) {
+        if (p >= end) return NULL;
+        unsigned char b = *p++;
+        uint64_t dim;
+        if (b <= 0x7f) dim = b;
+        else if (b == 0xcc) { if (end - p < 1) return NULL; dim = p[0]; p += 1; }
+        else if (b == 0xcd) { if (end - p < 2) return NULL; dim = be16(p); p += 2; }
+        else if (b == 0xce) { if (end - p < 4) return NULL; dim = be32(p); p += 4; }
+        else return NULL; /* negative, 64-bit or not an int */
+        dims[i] = (Py_ssize_t)dim;
+        if (dim == 0) return NULL; /* empty: Python's general path */
+        if ((uint64_t)count > (uint64_t)r->np_max_elements / dim) return NULL; /* over the limit: Python names it */
+        count *= (Py_ssize_t)dim;
+    }
+    if (!read_str_span(&p, end, &order, &order_len) || order_len != 1 || (order[0] != 'C' && order[0] != 'F')) return NULL;
+    if (p >= end || *p < 0xc4 || *p > 0xc6) return NULL;
+    unsigned char b = *p++;
+    if (!read_length(&p, end, 1 << (b - 0xc4), &buf_len) || end - p != buf_len) return NULL;
+    const unsigned char *buf = p;
+
+    PyObject *spec_str = make_str(spec, spec_len);
+    if (spec_str == NULL) return NULL;
+    PyObject *dtype = PyDict_GetItemWithError(r->np_dtypes, spec_str); /* borrowed */
+    Py_DECREF(spec_str);
+    if (dtype == NULL) return NULL;
+    Py_INCREF(dtype);
+    PyObject *value = NULL, *shape = NULL, *order_obj = NULL;
+    PyObject *itemsize_obj = PyObject_GetAttr(dtype, str_itemsize);
+    PyObject *hasobject = itemsize_obj == NULL ? NULL : PyObject_GetAttr(dtype, str_hasobject);
+    if (hasobject == NULL || hasobject != Py_False || !PyLong_CheckExact(itemsize_obj)) goto done;
+    Py_ssize_t itemsize = PyLong_AsSsize_t(itemsize_obj);
+    if (itemsize <= 0 || count > PY_SSIZE_T_MAX / itemsize || count * itemsize != buf_len) goto done;
+    shape = PyTuple_New(ndims);
+    if (shape == NULL) goto done;
+    for (Py_ssize_t i = 0; i < ndims; i++) {
+        PyObject *dim = PyLong_FromSsize_t(dims[i]);
+        if (dim == NULL) goto done;
+        PyTuple_SET_ITEM(shape, i, dim);
+    }
+    order_obj = PyUnicode_FromStringAndSize((const char *)order, 1);
+    if (order_obj == NULL) goto done;
+    PyObject *args[3] = {shape, dtype, order_obj};
+    value = PyObject_Vectorcall(r->np_empty, args, 3, NULL);
+    if (value != NULL) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(value, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) {
+            Py_CLEAR(value);
+        } else {
+            if (view.len == buf_len) memcpy(view.buf, buf, (size_t)buf_len);
+            else Py_CLEAR(value); /* not the array asked for: soft */
+            PyBuffer_Release(&view);
+        }
+    }
+done:
+    if (value == NULL && PyErr_Occurred()) {
+        /* whatever failed, Python's reader tries it and reports it (MemoryError included) */
+        if (PyErr_ExceptionMatches(PyExc_Exception)) PyErr_Clear();
+    }
+    Py_XDECREF(itemsize_obj);
+    Py_XDECREF(hasobject);
+    Py_XDECREF(shape);
+    Py_XDECREF(order_obj);
+    Py_DECREF(dtype);
+    return value;
+}
+
 /* An ext of `code` whose payload is [p, p + n), found in content `level` levels deep. */
 static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssize_t n, Py_ssize_t level) {
     Reader *r = st->r;
+    if (code == NUMPY_ARRAY && level < r->max_ext_depth) {
+        PyObject *array = plain_array(r, p, n);
+        if (array != NULL || PyErr_Occurred()) return array; /* unhashable: never tracked */
+    }
     if (code < 0 || code > 5 || level >= r->max_ext_depth) return call_hook(st, code, p, n, level, NULL);
     const unsigned char *q = p, *pend = p + n;
     Py_ssize_t nitems, len;
@@ -907,6 +1025,54 @@ static int message_param_fits(PyObject *param) {
     return 1;
 }
 
+/* array(data): the array of a row that is one plain-layout ext 6 and nothing else, or None. */
+static PyObject *Reader_array(Reader *self, PyObject *data) {
+    if (self->np_empty == NULL) {
+        if (self->learn != Py_None) { /* Python may enable arrays now */
+            PyObject *code = PyLong_FromLong(NUMPY_ARRAY), *empty = PyBytes_FromStringAndSize(NULL, 0);
+            PyObject *done = NULL;
+            if (code != NULL && empty != NULL) {
+                PyObject *args[3] = {code, empty, Py_None};
+                done = PyObject_Vectorcall(self->learn, args, 3, NULL);
+            }
+            Py_XDECREF(code);
+            Py_XDECREF(empty);
+            if (done == NULL) return NULL;
+            Py_DECREF(done);
+        }
+        if (self->np_empty == NULL) Py_RETURN_NONE;
+    }
+    Py_buffer buffer;
+    if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *p = (const unsigned char *)buffer.buf, *end = p + buffer.len;
+    PyObject *value = NULL;
+    Py_ssize_t n = -1;
+    if (p < end) {
+        unsigned char b = *p++;
+        if (b >= 0xd4 && b <= 0xd8) n = (Py_ssize_t)1 << (b - 0xd4);
+        else if (b >= 0xc7 && b <= 0xc9 && !read_length(&p, end, 1 << (b - 0xc7), &n)) n = -1;
+    }
+    if (n >= 0 && end - p >= 1 && p[0] == NUMPY_ARRAY && end - p - 1 == n) value = plain_array(self, p + 1, n);
+    PyBuffer_Release(&buffer);
+    if (value != NULL || PyErr_Occurred()) return value;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Reader_set_numpy(Reader *self, PyObject *args) {
+    PyObject *empty, *dtypes;
+    Py_ssize_t max_elements, max_payload;
+    if (!PyArg_ParseTuple(args, "OO!nn:set_numpy", &empty, &PyDict_Type, &dtypes, &max_elements, &max_payload)) return NULL;
+    if (!PyCallable_Check(empty) || max_elements < 0 || max_payload < 0) {
+        PyErr_SetString(PyExc_ValueError, "set_numpy(empty, dtypes, max_elements, max_payload): callable, dict, two ints >= 0");
+        return NULL;
+    }
+    Py_XSETREF(self->np_empty, Py_NewRef(empty));
+    Py_XSETREF(self->np_dtypes, Py_NewRef(dtypes));
+    self->np_max_elements = max_elements;
+    self->np_max_payload = max_payload;
+    Py_RETURN_NONE;
+}
+
 static PyObject *Reader_register(Reader *self, PyObject *args) {
     int code, kind;
     PyObject *head, *method, *module, *name, *fn, *cls, *param;
@@ -1025,6 +1191,8 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
     Py_VISIT(self->track);
     Py_VISIT(self->keyed);
     Py_VISIT(self->serde_error);
+    Py_VISIT(self->np_empty);
+    Py_VISIT(self->np_dtypes);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
         Entry *e = &self->table[i];
         if (e->head == NULL) continue;
@@ -1045,6 +1213,8 @@ static int Reader_clear(Reader *self) {
     Py_CLEAR(self->track);
     Py_CLEAR(self->keyed);
     Py_CLEAR(self->serde_error);
+    Py_CLEAR(self->np_empty);
+    Py_CLEAR(self->np_dtypes);
     Py_CLEAR(self->hooks);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
         Entry *e = &self->table[i];
@@ -1071,6 +1241,10 @@ static PyObject *Reader_entries(Reader *self, void *closure) { return PyLong_Fro
 
 static PyMethodDef Reader_methods[] = {
     {"decode", (PyCFunction)Reader_decode, METH_O, "decode(data, /): the value one msgpack row holds."},
+    {"array", (PyCFunction)Reader_array, METH_O,
+     "array(data, /): the array of a row holding one plain-layout numpy ext and nothing else, else None."},
+    {"set_numpy", (PyCFunction)Reader_set_numpy, METH_VARARGS,
+     "set_numpy(empty, dtypes, max_elements, max_payload, /): build plain-layout arrays with numpy.empty."},
     {"register", (PyCFunction)Reader_register, METH_VARARGS,
      "register(code, head, nitems, method, module, name, kind, fn, cls, param, /): add an allowed envelope "
      "head; False when the table is full or holds it already."},
@@ -1116,7 +1290,7 @@ PyMODINIT_FUNC PyInit__reader(void) {
         {&str_private, "__pydantic_private__"}, {&str_tool_call, "tool_call"},
         {&str_invalid_tool_call, "invalid_tool_call"}, {&str_success, "success"}, {&str_error, "error"},
         {&str_tool_calls, "tool_calls"}, {&str_name, "name"}, {&str_args, "args"}, {&str_id, "id"},
-        {&str_type, "type"}, {&str_additional_kwargs, "additional_kwargs"}, {&str_tzinfo, "tzinfo"},
+        {&str_type, "type"}, {&str_additional_kwargs, "additional_kwargs"}, {&str_tzinfo, "tzinfo"}, {&str_itemsize, "itemsize"}, {&str_hasobject, "hasobject"},
     };
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         if (*strs[i].slot == NULL && (*strs[i].slot = PyUnicode_InternFromString(strs[i].text)) == NULL) return NULL;

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import msgspec
 
 from .errors import SerdeError
-from .ext import codes, langchain
+from .ext import codes, langchain, numpy as numpy_ext
 
 __all__ = ["ACTIVE", "AVAILABLE", "engine", "reason"]
 
@@ -91,21 +91,40 @@ def engine(decoder: Any, levels: list[Any], safe_recursion_limit: int) -> Engine
     return reader  # type: ignore[no-any-return]
 
 
+def plain_array(engine: Any, data: bytes) -> Any:
+    """The array of a row that is one plain-layout numpy ext, built by the compiled
+    reader; None when ``engine`` is not the reader or the row is anything else."""
+    if _reader is None or type(engine) is not _reader.Reader:
+        return None
+    return engine.array(data)
+
+
 def _make_reader(decoder: Any, levels: list[Any], safe_recursion_limit: int, *tracking: Any) -> Any:
     assert _reader is not None
     hooks = tuple(level.ext_hook for level in levels)
     reader: Any = None
 
-    def learn(code: int, head: bytes, view: memoryview) -> None:
+    def learn(code: int, head: bytes, view: memoryview | None) -> None:
         _learn(decoder, reader, code, head, view)
 
     reader = _reader.Reader(levels[0], hooks, learn, decoder._construct, SerdeError, safe_recursion_limit, *tracking)
     return reader
 
 
-def _learn(decoder: Any, reader: Any, code: int, head: bytes, view: memoryview) -> None:
+def _learn(decoder: Any, reader: Any, code: int, head: bytes, view: memoryview | None) -> None:
     """After a Python hook built an ext the reader had no entry for: register its head
-    when the decoder holds an allowed verdict for it (never for a refused type)."""
+    when the decoder holds an allowed verdict for it (never for a refused type). For a
+    numpy array (the hook built one, or a whole-row array is asked for): let the reader
+    build plain-layout arrays once numpy is imported."""
+    if code == codes.NUMPY_ARRAY:
+        np = sys.modules.get("numpy")
+        if np is not None:
+            limits = decoder.limits
+            dtypes = numpy_ext.dtype_cache()
+            reader.set_numpy(np.empty, dtypes, limits.max_array_elements, numpy_ext.FAST_PATH_MIN_BYTES)
+        return
+    if view is None:
+        return
     try:
         items = _ENVELOPE.decode(view)
         module, name = _TEXT.decode(items[0]), _TEXT.decode(items[1])
