@@ -160,7 +160,8 @@ class Decoder:
             if size >= numpy.FAST_PATH_MIN_BYTES:
                 fast = self._large_array(data)
             else:
-                fast = native.plain_array(self.engine, data)  # the compiled reader's, when it runs
+                # The compiled reader's, when it is the engine (the pure path's engine is levels[0]).
+                fast = None if self.engine is self._levels[0] else native.plain_array(self.engine, data)
                 if fast is None:
                     try:
                         ext = _TOP_LEVEL_EXT.decode(data)
