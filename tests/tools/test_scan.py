@@ -6,7 +6,14 @@ import json
 import shlex
 
 import pytest
-from inspect_fixtures import (
+
+from serde_kit import Allowlist, Serializer
+from serde_kit.cli import main
+from serde_kit.crypto import EncryptedSerializer, Keyring
+from serde_kit.errors import BlockedTypeError
+from serde_kit.tools.inspect import RowDecoder, keyring_from_env
+from serde_kit.tools.scan import scan_store
+from tests.support.inspect_fixtures import (
     KEY_ID,
     STORED_TYPES,
     USER_MODULE,
@@ -15,13 +22,6 @@ from inspect_fixtures import (
     keyring_env,
     user_module,
 )
-
-from serde_kit import Allowlist, Serializer
-from serde_kit.cli import main
-from serde_kit.crypto import EncryptedSerializer, Keyring
-from serde_kit.errors import BlockedTypeError
-from serde_kit.tools.inspect import RowDecoder, keyring_from_env
-from serde_kit.tools.scan import scan_store
 
 USER_TYPES = [(USER_MODULE, "Doc"), (USER_MODULE, "Mood"), (USER_MODULE, "Note")]
 
