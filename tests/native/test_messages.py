@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-import strategies as S
+from tests.support import strategies as S
 from serde_kit import native
 from serde_kit.ext import langchain
 from tests.ext.test_ext_langchain import MESSAGES, ODD_SHAPES, USAGE
