@@ -36,6 +36,13 @@
 #include <string.h>
 
 #define EXT_FRAMES 10
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define NOINLINE __declspec(noinline)
+#else
+#define NOINLINE
+#endif
 #define NUMPY_ARRAY 6 /* serde_kit.ext.codes.NUMPY_ARRAY */
 #define TABLE_SLOTS 1024 /* a power of two */
 #define MAX_ENTRIES 512  /* at most half the slots: probes stay short */
@@ -469,7 +476,8 @@ static PyObject *install_message(PyObject *cls, PyObject *stored, PyObject *para
 }
 
 /* The value a C kind builds from its one argument; NULL without an exception = not this shape. */
-static PyObject *build_kind(Entry *e, PyObject *arg) {
+/* Not inlined: its locals stay off the frames of the recursive decode. */
+static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
     switch (e->kind) {
     case KIND_TUPLE:
         if (!PyList_CheckExact(arg)) return NULL;
@@ -685,7 +693,7 @@ static int read_str_span(const unsigned char **pp, const unsigned char *end, con
     return 1;
 }
 
-static PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssize_t n) {
+static NOINLINE PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssize_t n) {
     const unsigned char *end = p + n, *spec, *order;
     Py_ssize_t spec_len, order_len, ndims, buf_len;
     Py_ssize_t dims[16];
