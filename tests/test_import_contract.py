@@ -76,16 +76,15 @@ from serde_kit.tools.db import open_database
 from serde_kit.tools.rotate import rotate
 from serde_kit.tools.status import status
 from serde_kit.tools.retire import retire
-from serde_kit.tools.audit import audit_store
-from serde_kit.tools.scan import scan_store
+from serde_kit.tools import audit, scan
 from serde_kit.tools.inspect import list_threads
 keyring = Keyring.generate("k1")
 with open_database(sqlite={str(saver_db)!r}, readonly=False) as db:
     rotate(db, keyring=keyring, apply=True)
     status(db, keyring=keyring, verify=True)
     retire(db, "k0")
-    audit_store(db)
-    scan_store(db)
+    audit(db)
+    scan(db)
     list_threads(db)
 """
     assert imported_after(code) == []

@@ -8,13 +8,13 @@ no thread behind.  Every wait is on an event or a count, never on time.
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 import pytest
 
 from serde_kit.crypto.rows import classify_row
 from serde_kit.errors import StoreError
-from serde_kit.tools import rotate as rotate_module
 from serde_kit.tools.db import open_database
 from serde_kit.tools.db.sqlite import SqliteDatabase, _SqliteBatch
 from serde_kit.tools.rotate import rotate
@@ -24,6 +24,8 @@ ALL = {"encrypt_plaintext": True, "upgrade_legacy": True}
 READER = "serde_kit-rotate-reader"
 #: Generous bound on waiting for the other stage: only reached if the pipeline is broken.
 STUCK = 60
+
+rotate_module = importlib.import_module("serde_kit.tools.rotate")  # the module: serde_kit.tools.rotate is the function
 
 
 def _readers() -> list[threading.Thread]:
