@@ -163,6 +163,7 @@ def _broken_copy(tmp_path, module: str, line: str) -> subprocess.CompletedProces
         ("ext/codes.py", "import serde_kit.decoder", "serde_kit.ext.codes -> serde_kit.decoder"),
         ("crypto/kms.py", "import serde_kit.crypto.keyring", "serde_kit.crypto.kms -> serde_kit.crypto.keyring"),
         ("crypto/cipher.py", "import serde_kit.serializer", "serde_kit.crypto.cipher -> serde_kit.serializer"),
+        ("tools/db/model.py", "import serde_kit.crypto.rows", "serde_kit.tools.db.model -> serde_kit.crypto.rows"),
     ],
 )
 def test_lint_imports_catches_an_import_against_the_layers(tmp_path, module, line, shown):
