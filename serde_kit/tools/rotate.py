@@ -191,21 +191,6 @@ class _InnerLike(Protocol):
     def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
 
 
-class _Identities:
-    """Each row's identity from its own key columns: exactly what ``bind_rows`` binds.
-
-    The database's dialect reads it (:meth:`Database.row_identity`); None for
-    tables that have no thread (LangGraph's ``cache``): such rows stay unbound.
-    """
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    def of(self, row: Row) -> RowIdentity | None:
-        found = self._db.row_identity(row)
-        return None if found is None else RowIdentity(*found)
-
-
 class _Rotator:
     def __init__(
         self,
@@ -228,12 +213,20 @@ class _Rotator:
         self.upgrade_legacy = upgrade_legacy
         self.bind = bind
         self.allow_pickle = allow_pickle
-        self.identities = _Identities(db)
         self.primary = cipher.keyring.primary_id
         self.header = build_header(self.primary)
         #: what the claim SQL may skip: rows under the primary, unless unbound ones must be bound
         self.exclude: SealedUnder | None = None if bind else SealedUnder("+" + CIPHER_NAME, self.header)
         self.reconnects = 0
+
+    def identity(self, row: Row) -> RowIdentity | None:
+        """The row's identity from its own key columns: exactly what ``bind_rows`` binds.
+
+        The database's dialect reads it (:meth:`Database.row_identity`); None for
+        tables that have no thread (LangGraph's ``cache``): such rows stay unbound.
+        """
+        found = self.db.row_identity(row)
+        return None if found is None else RowIdentity(*found)
 
     def wanted(self, row: Row, info: RowInfo) -> str | None:
         """The source label if ``row`` (classified as ``info``) needs re-encrypting, else None (counting why not)."""
@@ -244,7 +237,7 @@ class _Rotator:
             if info.key_id != self.primary:
                 return info.key_id
             if self.bind and not info.bound:
-                if self.identities.of(row) is not None:
+                if self.identity(row) is not None:
                     return info.key_id
                 self.report.not_bindable[row.table] += 1
             return None
@@ -294,7 +287,7 @@ class _Rotator:
         if source is None:
             return None
         # A bound row is checked against the row it is stored in; an unbound one is bound there on request.
-        identity = self.identities.of(row) if self.bind or info.bound else None
+        identity = self.identity(row) if self.bind or info.bound else None
         if info.kind is RowKind.AESGCM:
             try:
                 new = self.cipher.rekey(row.tag, row.blob, identity=identity, parsed=parsed)
@@ -605,7 +598,6 @@ class _ReadAhead:
         main, db = self._main, self._db
         rotator = copy.copy(main)
         rotator.db = db
-        rotator.identities = _Identities(db)
         rotator.cipher = RowCipher(main.cipher.keyring)  # its plans and caches stay this thread's own
         sizer = PageSizer(self._batch_size)
         after: tuple[Any, ...] | None = None
