@@ -149,10 +149,15 @@ def _tree_cpu(pid: int) -> float:
 
 
 def server_cpu(server: object) -> float:
-    """CPU seconds the bench's database server has used so far (0 for SQLite)."""
+    """CPU seconds the bench's database server has used so far (0 for SQLite).
+
+    Waits a moment first: a PostgreSQL backend whose connection just closed is
+    counted neither live nor reaped until the postmaster reaps it.
+    """
     root = getattr(server, "root", None)
     if root is None:
         return 0.0
+    time.sleep(0.3)
     for pidfile in (Path(root) / "data" / "postmaster.pid", Path(root) / "mysqld.pid"):
         if pidfile.exists():
             return _tree_cpu(int(pidfile.read_text().split()[0]))
@@ -199,8 +204,6 @@ def settle(kind: str, location: str) -> None:
 
         with psycopg.connect(location, autocommit=True) as conn:
             conn.execute("VACUUM checkpoint_writes")
-        # Let its backend exit and be reaped, so its CPU is not counted (or lost) by the next pass.
-        time.sleep(0.3)
     elif kind == "sqlite":
         with sqlite3.connect(location) as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
