@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent))  # a script: the private servers are tests.support.*
 
 from serde_kit.crypto import EncryptedSerializer, Keyring  # noqa: E402
 from serde_kit.crypto.blob import CIPHER_NAME, build_header  # noqa: E402
@@ -335,11 +335,11 @@ def main() -> None:
         for kind in args.dialects.split(","):
             server = None
             if kind == "postgres":
-                from pg_server import PostgresServer
+                from tests.support.pg_server import PostgresServer
 
                 server = PostgresServer().start()
             elif kind == "mysql":
-                from mysql_server import MysqlServer
+                from tests.support.mysql_server import MysqlServer
 
                 server = MysqlServer().start()
             try:

@@ -6,17 +6,17 @@ import json
 import shutil
 
 import pytest
-from inspect_fixtures import (
-    USER_MODULE,
-    KEY_ID,
-    Databases,
-    dbs,  # noqa: F401  (fixture)
-    keyring_env,
-)
 
 from serde_kit.cli import main
 from serde_kit.tools.audit import audit_store
 from serde_kit.tools.db import open_database
+from tests.support.inspect_fixtures import (
+    KEY_ID,
+    USER_MODULE,
+    Databases,
+    dbs,  # noqa: F401  (fixture)
+    keyring_env,
+)
 
 # Stored values of the graph; none of them may ever appear in audit output.
 SECRETS = ("Quarterly report", "looks fine", "draft", "approve?", "hello", "happy")

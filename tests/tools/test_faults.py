@@ -15,7 +15,6 @@ import sys
 import tracemalloc
 
 import pytest
-from rotate_fixtures import K_OLD, K_ROTATE, LEGACY_TEXT, inner_serializer, plain_rows, raw_rows
 
 from serde_kit.cli import main
 from serde_kit.crypto import EncryptedSerializer
@@ -26,6 +25,7 @@ from serde_kit.tools.db.sqlite import SqliteDatabase
 from serde_kit.tools.retire import retire
 from serde_kit.tools.rotate import rotate
 from serde_kit.tools.status import status
+from tests.support.rotate_fixtures import K_OLD, K_ROTATE, LEGACY_TEXT, inner_serializer, plain_rows, raw_rows
 
 ALL = {"encrypt_plaintext": True, "upgrade_legacy": True}
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from inspect_fixtures import (
-    Databases,
-    dbs,  # noqa: F401  (fixture)
-)
 
 from serde_kit.tools.audit import audit_store
 from serde_kit.tools.scan import scan_store
 from serde_kit.tools.status import status
+from tests.support.inspect_fixtures import (
+    Databases,
+    dbs,  # noqa: F401  (fixture)
+)
 
 
 class Bar:

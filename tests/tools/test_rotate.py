@@ -6,28 +6,28 @@ import sqlite3
 from functools import partial
 
 import pytest
-from rotate_fixtures import (
+
+from serde_kit.cli.keys import format_retire, format_rotate
+from serde_kit.crypto import EncryptedSerializer, Keyring
+from serde_kit.tools.db import open_database
+from serde_kit.tools.db.sqlite import SqliteDatabase
+from serde_kit.tools.keygen import keygen
+from serde_kit.tools.retire import retire
+from serde_kit.tools.rotate import rotate
+from serde_kit.tools.status import status
+from tests.support.rotate_fixtures import (
     K1,
     K3,
     K_NEW,
     K_OLD,
     K_ROTATE,
+    SAVERS,
     graph_snapshot,
     inner_serializer,
     plain_rows,
-    SAVERS,
     raw_rows,
     thread_ids,
 )
-
-from serde_kit.cli.keys import format_retire, format_rotate
-from serde_kit.crypto import EncryptedSerializer, Keyring
-from serde_kit.tools.keygen import keygen
-from serde_kit.tools.retire import retire
-from serde_kit.tools.rotate import rotate
-from serde_kit.tools.status import status
-from serde_kit.tools.db import open_database
-from serde_kit.tools.db.sqlite import SqliteDatabase
 
 THREADS = thread_ids(3)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from rotate_fixtures import K_ROTATE, plain_rows, raw_rows
 
 from serde_kit.crypto.rows import classify_row
 from serde_kit.errors import StoreError
@@ -19,6 +18,7 @@ from serde_kit.tools import rotate as rotate_module
 from serde_kit.tools.db import open_database
 from serde_kit.tools.db.sqlite import SqliteDatabase, _SqliteBatch
 from serde_kit.tools.rotate import rotate
+from tests.support.rotate_fixtures import K_ROTATE, plain_rows, raw_rows
 
 ALL = {"encrypt_plaintext": True, "upgrade_legacy": True}
 READER = "serde_kit-rotate-reader"

@@ -6,15 +6,6 @@ import json
 import shlex
 
 import pytest
-from inspect_fixtures import (
-    KEY_ID,
-    STORED_TYPES,
-    USER_MODULE,
-    Databases,
-    dbs,  # noqa: F401  (fixture)
-    keyring_env,
-    user_module,
-)
 
 from serde_kit import Allowlist, Serializer
 from serde_kit.cli import main
@@ -23,6 +14,15 @@ from serde_kit.crypto.rows import RowKind, classify_row
 from serde_kit.errors import BlockedTypeError
 from serde_kit.tools.inspect import RowDecoder, keyring_from_env
 from serde_kit.tools.scan import scan_store
+from tests.support.inspect_fixtures import (
+    KEY_ID,
+    STORED_TYPES,
+    USER_MODULE,
+    Databases,
+    dbs,  # noqa: F401  (fixture)
+    keyring_env,
+    user_module,
+)
 
 USER_TYPES = [(USER_MODULE, "Doc"), (USER_MODULE, "Mood"), (USER_MODULE, "Note")]
 

@@ -14,7 +14,6 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from rotate_fixtures import K_ROTATE, LEGACY_TEXT, raw_rows
 
 from serde_kit.cli import main
 from serde_kit.crypto.blob import BOUND_VERSION
@@ -24,6 +23,7 @@ from serde_kit.tools.db import open_database
 from serde_kit.tools.status import status
 from serde_kit.tools.tally import RowTally
 from serde_kit.tools.verify import verify
+from tests.support.rotate_fixtures import K_ROTATE, LEGACY_TEXT, raw_rows
 
 MIGRATE = ["--encrypt-plaintext", "--upgrade-legacy", "--bind", "--apply"]
 
