@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from serde_kit._text import allow_entry, shell_assignment, shown
 from serde_kit.allowlist import ENV_VAR, Allowlist
-from serde_kit.crypto.rows import RowKind
+from serde_kit.crypto.rows import RowKind, classify_row
 from serde_kit.errors import BlockedTypeError, SerdeError
 from serde_kit.ext import codes
 from serde_kit.tools.common import Progress, open_bar
@@ -250,10 +250,10 @@ def scan(
         for batch in db.iter_rows(batch_size):
             for row in batch:
                 report.rows_total += 1
-                if row.is_empty:
+                info = classify_row(row.tag, row.blob)
+                if info.kind is RowKind.EMPTY:
                     report.rows_empty += 1
                     continue
-                info = row.info
                 if info.kind is RowKind.STRAY:
                     report.rows_failed += 1
                     if len(report.failures) < max_failures:
