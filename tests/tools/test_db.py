@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from serde_kit.crypto import EncryptedSerializer
+from serde_kit.crypto.rows import RowKind, classify_row
 from serde_kit.errors import ConfigError, StoreError
 from serde_kit.tools.db import open_database
 from serde_kit.tools.db.model import Row, SealedUnder
@@ -285,7 +286,7 @@ def test_postgres_compare_and_swap_and_empty_rows(graph_postgres_db):
         rows = raw_rows(store)
         key = ("checkpoint_blobs", ("aaa-empty", "", "ch", "1"))
         assert rows[key] == ("empty", None)
-        empties = [r for b in store.iter_rows() for r in b if r.is_empty]
+        empties = [r for b in store.iter_rows() for r in b if classify_row(r.tag, r.blob).kind is RowKind.EMPTY]
         assert [(r.table, r.pk) for r in empties] == [key]
         table = store.table("checkpoint_blobs")
         with store.batch(table, after=None, limit=5) as batch:

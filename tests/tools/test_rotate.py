@@ -201,3 +201,27 @@ def test_keygen_new_and_extend():
     assert extended.key("k1") == K1
     other_id, other = keygen()
     assert other.key(other_id) != kr.key("k9")
+
+
+def test_a_key_named_like_a_source_counts_no_inner_tags(tmp_path):
+    """Rows under a key whose id is "plaintext" are a key rotation: no plaintext type tags are counted."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from serde_kit.serializer import Serializer
+
+    odd = Keyring({"plaintext": K1}, primary="plaintext")
+    tag, blob = EncryptedSerializer(Serializer(), odd).dumps_typed({"x": 1})
+    path = str(tmp_path / "odd.db")
+    with sqlite3.connect(path, check_same_thread=False) as conn:
+        SqliteSaver(conn).setup()
+        conn.executemany(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) "
+            "VALUES (?, '', 'c', 't', 0, 'x', ?, ?)",
+            [(f"t{i}", tag, blob) for i in range(3)],
+        )
+    new = Keyring({"k2": bytes(range(1, 33)), "plaintext": K1}, primary="k2")
+    with open_database(sqlite=path, readonly=False) as store:
+        report = rotate(store, keyring=new, apply=True, record_changes=True)
+        assert report.ok and report.changed == {"plaintext": 3}
+        assert not report.plaintext_tags
+        assert status(store).total.by_key == {"k2": 3}

@@ -9,6 +9,7 @@ before.
 from __future__ import annotations
 
 import copy
+import importlib
 
 import pytest
 
@@ -140,7 +141,7 @@ def test_an_interrupt_between_chunks_rolls_back_the_chunks_already_sent(graph_db
 
     On PostgreSQL the first chunks' UPDATEs are already in the pipeline then.
     """
-    from serde_kit.tools import rotate as rotate_module
+    rotate_module = importlib.import_module("serde_kit.tools.rotate")  # the module: serde_kit.tools.rotate is the function
     from serde_kit.tools.db import open_database
     from tests.support.rotate_fixtures import K_ROTATE, raw_rows
 
