@@ -53,8 +53,11 @@ def _refuse(message: str) -> EncodeFn:
 class Encoder:
     """Writes values; one per :class:`Serializer` (its type cache follows its allowlist).
 
-    It never writes a row its reader would refuse for its layout: the row size,
-    container count and ext depth of ``limits`` (the reader's) bound what it writes.
+    It never writes a row its reader would refuse under ``limits`` (the reader's):
+    the row size, container count and ext depth bound what it writes, and each
+    typed value passes the same check its rebuilder runs (digits, text, regex,
+    array elements, partial JSON). Hash collisions and the work meter depend on
+    the stored data as a whole and are the reader's alone.
     """
 
     __slots__ = ("_table", "_allowlist", "_lenient", "_limits", "check_above")
@@ -81,15 +84,17 @@ class Encoder:
     def dumps_not_plain(self, obj: Any, refusal: TypeError) -> bytes:
         """:meth:`dumps` for ``obj`` after ormsgpack refused it as plain with ``refusal``."""
         keys_first = _KEY_ERROR in str(refusal) or _has_other_keys(obj)
-        call = _EncodeCall(self._table, self._resolve, self._limits.max_ext_depth)
+        call = _EncodeCall(self._table, self._resolve, self._limits.max_ext_depth, self._limits)
         try:
             if keys_first:  # skip straight to the key-preserving form
                 data = call.pack_level(_with_faithful_keys(obj, call), non_str_keys=True)
             else:
                 fast = None
                 if obj.__class__.__name__ == "ndarray" and call.max_depth > 0:
-                    fast = numpy.dumps_large(obj, call.pack_level)
+                    fast = numpy.dumps_large(obj, call.pack_level, self._limits)
                 data = call.pack_level(obj) if fast is None else fast
+        except LimitExceededError as exc:
+            raise refused_write(exc) from None
         except SerdeError:
             raise
         except (TypeError, ValueError, RecursionError) as exc:
@@ -110,9 +115,7 @@ class Encoder:
                 with budget.metered(len(data), limits):  # as the reader runs it: its costly steps charge
                     _prescan.check(data, limits)
         except LimitExceededError as exc:
-            raise EncodeError(
-                f"refused to write a value its reader would refuse: {exc}", limit=exc.limit
-            ) from None
+            raise refused_write(exc) from None
         return data
 
     def _resolve(self, cls: type) -> EncodeFn:
@@ -154,16 +157,26 @@ class Encoder:
         )
 
 
+def refused_write(exc: LimitExceededError) -> EncodeError:
+    """The writer's refusal of a value its reader would refuse with ``exc`` (same limit named)."""
+    return EncodeError(f"refused to write a value its reader would refuse: {exc}", limit=exc.limit)
+
+
 class _EncodeCall:
     """State of one ``dumps`` call: the first error (ormsgpack hides errors raised in
-    ``default``) and the ext nesting depth."""
+    ``default``), the ext nesting depth and the reader's limits the writers check."""
 
-    __slots__ = ("table", "resolve", "error", "depth", "default_fn", "max_depth", "deep_from")
+    __slots__ = ("table", "resolve", "error", "depth", "default_fn", "max_depth", "deep_from", "limits")
 
     def __init__(
-        self, table: dict[type, EncodeFn], resolve: Callable[[type], EncodeFn], max_depth: int = MAX_EXT_DEPTH
+        self,
+        table: dict[type, EncodeFn],
+        resolve: Callable[[type], EncodeFn],
+        max_depth: int = MAX_EXT_DEPTH,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.table = table
+        self.limits = limits
         self.resolve = resolve
         self.error: SerdeError | None = None
         self.depth = 0
@@ -180,6 +193,10 @@ class _EncodeCall:
             if encode is None:
                 encode = self.resolve(cls)
             return encode(obj, self)
+        except LimitExceededError as exc:
+            if self.error is None:
+                self.error = refused_write(exc)
+            raise self.error from None
         except SerdeError as exc:
             if self.error is None:
                 self.error = exc

@@ -20,20 +20,30 @@ from typing import Any, NamedTuple, cast
 from .. import budget
 from ..limits import Limits
 
-__all__ = ["CHECKS", "AIShapes", "FastShape", "ai_shapes", "check_partial_json", "fast_builder", "fast_shape", "guard"]
+__all__ = ["CHECKS", "AIShapes", "FastShape", "ai_shapes", "check_partial_json", "fast_builder", "fast_shape", "guard", "is_streamed_chunk"]
 
 
 def guard(cls: Any, limits: Limits) -> Callable[[Any], None] | None:
     """A check to run on stored fields before building ``cls``, or None when it needs none."""
-    ai = sys.modules.get("langchain_core.messages.ai")
-    chunk = getattr(ai, "AIMessageChunk", None)
-    if chunk is None or not (isinstance(cls, type) and issubclass(cls, chunk)):
+    if not is_streamed_chunk(cls):
         return None
     return lambda fields: check_partial_json(fields, limits)
 
 
-def check_partial_json(fields: Any, limits: Limits) -> None:
-    """Refuse stored ``tool_call_chunks`` arguments that would take quadratic time to parse."""
+def is_streamed_chunk(cls: Any) -> bool:
+    """Whether ``cls`` is langchain-core's ``AIMessageChunk`` (or a subclass), whose
+    fields :func:`check_partial_json` bounds."""
+    ai = sys.modules.get("langchain_core.messages.ai")
+    chunk = getattr(ai, "AIMessageChunk", None)
+    return chunk is not None and isinstance(cls, type) and issubclass(cls, chunk)
+
+
+def check_partial_json(fields: Any, limits: Limits, *, charge: bool = True) -> None:
+    """Refuse stored ``tool_call_chunks`` arguments that would take quadratic time to parse.
+
+    The writer runs it with ``charge=False`` on the fields it stores: the same
+    refusal, without the reader's work meter (which only a decode call has).
+    """
     if type(fields) is not dict:
         return
     chunks = fields.get("tool_call_chunks")
@@ -46,7 +56,7 @@ def check_partial_json(fields: Any, limits: Limits) -> None:
         # Only incomplete JSON is re-parsed, in time quadratic in its length: a free
         # step for short arguments, charged to the row's meter beyond that.
         work = budget.partial_json_units(len(args))
-        if len(args) <= limits.max_partial_json and work <= budget.FREE_UNITS:
+        if len(args) <= limits.max_partial_json and (not charge or work <= budget.FREE_UNITS):
             continue
         try:
             json.loads(args)

@@ -59,6 +59,7 @@ def encode_array(obj: Any, call: Any) -> Ext:
             f"numpy array subclass {type(obj).__qualname__} cannot be stored faithfully; "
             "store numpy.asarray(value)"
         )
+    element_count(list(obj.shape), call.limits)  # the reader's bound, before any copy
     spec = dtype_spec(obj.dtype)
     buf: bytes | memoryview
     if obj.dtype.itemsize == 0 or obj.size == 0:
@@ -193,11 +194,13 @@ def _bin_header(length: int) -> bytes:
     return b"\xc6" + length.to_bytes(4, "big")
 
 
-def dumps_large(obj: Any, pack: Any) -> bytes | None:
-    """Bytes of ext 6 for a large top-level ndarray, with a single copy; None for the general path."""
+def dumps_large(obj: Any, pack: Any, limits: Limits = DEFAULT_LIMITS) -> bytes | None:
+    """Bytes of ext 6 for a large top-level ndarray, with a single copy; None for the general path.
+    Raises :class:`LimitExceededError` for an array its reader (``limits``) refuses."""
     np = sys.modules.get("numpy")
     if np is None or type(obj) is not np.ndarray or obj.nbytes < FAST_PATH_MIN_BYTES:
         return None
+    element_count(list(obj.shape), limits)
     if obj.dtype.fields is not None or obj.dtype.hasobject or obj.dtype.subdtype is not None:
         return None
     if obj.flags.c_contiguous:

@@ -153,6 +153,7 @@ def _v2_model(cls: type) -> EncodeFn:
     module, name = importable_key(cls)
     root = _is_root_model(cls)
     plan = {} if root else inline_plan(cls)
+    streamed = langchain.is_streamed_chunk(cls)
 
     def encode(obj: Any, call: Any) -> Ext:
         method = STOCK_METHOD
@@ -160,6 +161,8 @@ def _v2_model(cls: type) -> EncodeFn:
             fields = obj.root
         else:
             fields = _model_fields(obj)
+            if streamed:  # the reader's bound on its tool-call arguments
+                langchain.check_partial_json(fields, call.limits, charge=False)
             if plan:
                 try:
                     inlined = _inlined(fields, plan)

@@ -47,6 +47,56 @@ def _ext(call: Any, code: int, *envelope: Any) -> Ext:
         return Ext(code, call.pack(payload))
 
 
+# --- value limits, one rule for the writer and the reader -------------------
+#
+# Each function below is the check a limited rebuilder runs before it builds a
+# value; the writer runs the same one on the value it is about to store, so it
+# never writes a row its reader refuses (both raise LimitExceededError).
+
+_DIGITS_PER_HEX_DIGIT = 1.2042  # log10(16)
+_DIGITS_PER_BIT = 0.30103  # log10(2)
+
+
+def check_text(value: str, what: str, limits: Limits) -> str:
+    """``value`` when its length fits ``limits.max_text_length`` (text a constructor parses)."""
+    if len(value) > limits.max_text_length:
+        raise limits.refuse("max_text_length", f"length of the stored {what}", len(value))
+    return value
+
+
+def check_int_digits(hex_digits: str, limits: Limits) -> None:
+    """The stored hex digits of a big int fit ``limits.max_number_digits`` (in decimal digits)."""
+    limits.check("max_number_digits", "decimal digits of a stored int", int(len(hex_digits) * _DIGITS_PER_HEX_DIGIT))
+
+
+def check_fraction_part(part: int, limits: Limits) -> None:
+    """A Fraction's numerator or denominator fits ``limits.max_number_digits``."""
+    limits.check("max_number_digits", "decimal digits of a stored Fraction", int(part.bit_length() * _DIGITS_PER_BIT))
+
+
+def decimal_max_exponent(limits: Limits) -> int:
+    """The largest Decimal exponent ``limits`` allows: the default context's (as the
+    stock reader allows, since an exponent costs nothing until used), or more if
+    ``max_number_digits`` says."""
+    return max(limits.max_number_digits, decimal.DefaultContext.Emax, -decimal.DefaultContext.Emin)
+
+
+def check_decimal_exponent(value: decimal.Decimal, max_exponent: int, limits: Limits) -> None:
+    """A Decimal's exponent fits ``max_exponent`` (:func:`decimal_max_exponent`); its
+    digits are bounded by its text (:func:`check_text`)."""
+    if value.is_finite() and abs(value.adjusted()) > max_exponent:
+        raise limits.refuse("max_number_digits", "exponent of a stored Decimal", abs(value.adjusted()))
+
+
+def check_pattern(source: str | bytes, flags: int, limits: Limits) -> None:
+    """A regex pattern fits ``max_regex_length``, ``max_regex_classes`` and ``regex_flags``."""
+    limits.check("max_regex_length", "length of a stored regex pattern", len(source))
+    classes = cast(Any, source).count("[" if isinstance(source, str) else b"[")  # str or bytes, as the pattern
+    limits.check("max_regex_classes", "character classes in a stored regex pattern", classes)
+    if flags & ~limits.regex_flags:
+        raise limits.refuse("regex_flags", "flags of a stored regex pattern", hex(flags))
+
+
 # --- containers and numbers -------------------------------------------------
 
 
@@ -97,7 +147,9 @@ def dict_items_ext(obj: dict[Any, Any], call: Any) -> Ext:
 
 def _int(obj: int, call: Any) -> Ext:
     # Beyond 64 bits. Hex, because int(str) refuses more than 4300 decimal digits.
-    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "builtins", "int", [format(obj, "x"), 16])
+    digits = format(obj, "x")
+    check_int_digits(digits, call.limits)
+    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "builtins", "int", [digits, 16])
 
 
 def _complex(obj: complex, call: Any) -> Ext:
@@ -105,6 +157,8 @@ def _complex(obj: complex, call: Any) -> Ext:
 
 
 def _fraction(obj: fractions.Fraction, call: Any) -> Ext:
+    check_fraction_part(obj.numerator, call.limits)
+    check_fraction_part(obj.denominator, call.limits)
     return _ext(
         call, codes.CONSTRUCTOR_POS_ARGS, "fractions", "Fraction", [obj.numerator, obj.denominator]
     )
@@ -115,11 +169,14 @@ _UUID_HEAD = _head("uuid", "UUID")[0]
 
 
 def _decimal(obj: decimal.Decimal, call: Any) -> Ext:
-    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _DECIMAL_HEAD + _PACK(str(obj)))
+    limits = call.limits
+    text = check_text(str(obj), "Decimal text", limits)
+    check_decimal_exponent(obj, decimal_max_exponent(limits), limits)
+    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _DECIMAL_HEAD + _PACK(text))
 
 
 def _uuid(obj: uuid.UUID, call: Any) -> Ext:
-    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _UUID_HEAD + _PACK(obj.hex))
+    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _UUID_HEAD + _PACK(check_text(obj.hex, "UUID hex", call.limits)))
 
 
 ENCODERS.update(
@@ -237,7 +294,8 @@ _TIMEDELTA_HEAD = _head("datetime", "timedelta")[0]
 def _datetime(obj: datetime, call: Any) -> Ext:
     tz = obj.tzinfo
     if (tz is None or tz is timezone.utc) and not obj.fold or _iso_is_exact(tz, obj.fold):
-        return Ext(codes.METHOD_SINGLE_ARG, _DATETIME_ISO_HEAD + _PACK(obj.isoformat()) + _ISO_TAIL)
+        text = check_text(obj.isoformat(), "ISO text", call.limits)
+        return Ext(codes.METHOD_SINGLE_ARG, _DATETIME_ISO_HEAD + _PACK(text) + _ISO_TAIL)
     if not obj.fold:
         # Positional form (tzinfo is datetime's eighth positional argument): the stock
         # reader builds it too, and reading it takes no keyword names.
@@ -301,7 +359,7 @@ def _timezone(obj: timezone, call: Any) -> Ext:
 def _zoneinfo(obj: zoneinfo.ZoneInfo, call: Any) -> Ext:
     if obj.key is None:
         raise EncodeError("a ZoneInfo built from a file has no key to store; use ZoneInfo(key)")
-    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo", obj.key)
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo", check_text(obj.key, "zone key", call.limits))
 
 
 ENCODERS.update(
@@ -389,7 +447,7 @@ def _fromisoformat(cls: type, limits: Limits | None = None) -> RebuildFn:
         if type(text) is not str:
             expect(text, str, "ISO text")
         if max_length is not None and len(text) > max_length:
-            raise cast(Limits, limits).refuse("max_text_length", "length of the stored ISO text", len(text))
+            check_text(text, "ISO text", cast(Limits, limits))
         value = cls.fromisoformat(text)  # type: ignore[attr-defined]
         if cls is date or value.tzinfo is None or "." not in text[-7:]:
             return value
@@ -429,9 +487,9 @@ METHODS: dict[tuple[str, str, str], RebuildFn] = {
 # --- addresses, paths, patterns ---------------------------------------------
 
 
-def _by_str(obj: Any, call: Any) -> Ext:
+def _ip(obj: Any, call: Any) -> Ext:
     cls = type(obj)
-    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, cls.__module__, cls.__name__, str(obj))
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, cls.__module__, cls.__name__, check_text(str(obj), "address", call.limits))
 
 
 def _path(obj: pathlib.PurePath, call: Any) -> Ext:
@@ -440,6 +498,7 @@ def _path(obj: pathlib.PurePath, call: Any) -> Ext:
 
 
 def _pattern(obj: re.Pattern[Any], call: Any) -> Ext:
+    check_pattern(obj.pattern, obj.flags, call.limits)
     return _ext(call, codes.CONSTRUCTOR_POS_ARGS, "re", "compile", [obj.pattern, obj.flags])
 
 
@@ -460,7 +519,7 @@ _PATH_TYPES = (
     pathlib.PureWindowsPath,
 )
 PATH_TYPES = _PATH_TYPES
-ENCODERS.update({cls: _by_str for cls in _IP_TYPES})
+ENCODERS.update({cls: _ip for cls in _IP_TYPES})
 ENCODERS.update({cls: _path for cls in _PATH_TYPES})
 ENCODERS[re.Pattern] = _pattern
 
@@ -621,10 +680,6 @@ def resolve(cls: type) -> EncodeFn | None:
 # Rebuilders whose cost or result size depends on what the row holds: they
 # check the decoder's Limits first and replace the plain entries above.
 
-_DIGITS_PER_HEX_DIGIT = 1.2042  # log10(16)
-_DIGITS_PER_BIT = 0.30103  # log10(2)
-
-
 _new_uuid = object.__new__
 _set_attribute = object.__setattr__
 _UUID_UNKNOWN = uuid.SafeUUID.unknown
@@ -646,26 +701,24 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
     max_text = limits.max_text_length
     # A Decimal's exponent costs nothing until the value is used; the default context
     # (and so the stock reader) allows up to Emax: so do we, or more if the limit says.
-    max_exponent = max(limits.max_number_digits, decimal.DefaultContext.Emax, -decimal.DefaultContext.Emin)
+    max_exponent = decimal_max_exponent(limits)
 
     def text(value: Any, what: str) -> str:
         if type(value) is not str:
             expect(value, str, what)
-        if len(value) > max_text:
-            raise limits.refuse("max_text_length", f"length of the stored {what}", len(value))
-        return value  # type: ignore[no-any-return]  # a str, checked above (typing.cast would cost a call)
+        return check_text(value, what, limits)
 
     def big_int(env: list[Any]) -> int:
         digits, base = expect(env[2], list, "args")
         if base != 16 or not isinstance(digits, str):
             raise ValueError("big int payload must be [hex digits, 16]")
-        limits.check("max_number_digits", "decimal digits of a stored int", int(len(digits) * _DIGITS_PER_HEX_DIGIT))
+        check_int_digits(digits, limits)
         return int(digits, 16)
 
     def fraction(env: list[Any]) -> fractions.Fraction:
         numerator, denominator = _ints(env[2], 2)
-        for part in (numerator, denominator):
-            limits.check("max_number_digits", "decimal digits of a stored Fraction", int(part.bit_length() * _DIGITS_PER_BIT))
+        check_fraction_part(numerator, limits)
+        check_fraction_part(denominator, limits)
         # Reducing by gcd is quadratic in the parts' bits: a row may hold many.
         gcd_work = numerator.bit_length() * denominator.bit_length() // budget.GCD_BITS_SQUARED_PER_UNIT
         if gcd_work > budget.FREE_UNITS:
@@ -676,19 +729,14 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
         # Its digits are bounded by the text; its exponent is not ("1e999999999").
         source = env[2]
         value = decimal.Decimal(source if type(source) is str and len(source) <= max_text else text(source, "Decimal text"))
-        if value.is_finite() and abs(value.adjusted()) > max_exponent:
-            raise limits.refuse("max_number_digits", "exponent of a stored Decimal", abs(value.adjusted()))
+        check_decimal_exponent(value, max_exponent, limits)
         return value
 
     def pattern(env: list[Any]) -> re.Pattern[Any]:
         source, flags = expect(env[2], list, "args")
         if not isinstance(source, (str, bytes)) or type(flags) is not int:
             raise TypeError("re.compile payload must be [pattern, flags]")
-        limits.check("max_regex_length", "length of a stored regex pattern", len(source))
-        classes = cast(Any, source).count("[" if isinstance(source, str) else b"[")  # str or bytes, as the pattern
-        limits.check("max_regex_classes", "character classes in a stored regex pattern", classes)
-        if flags & ~limits.regex_flags:
-            raise limits.refuse("regex_flags", "flags of a stored regex pattern", hex(flags))
+        check_pattern(source, flags, limits)
         budget.charge(budget.regex_units(source, flags), "compiling stored regex patterns")
         return re.compile(source, flags)
 
