@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import fractions
+import ipaddress
+import re
+import uuid
+import zoneinfo
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from serde_kit import EncodeError, Limits, Serializer
+from serde_kit import EncodeError, LimitExceededError, Limits, Serializer
+from serde_kit.limits import SAFE_REGEX_FLAGS
 from tests.support import strategies as S, strategy_types as T
 from tests.support.compare import assert_same
 
 DEFAULT = Serializer(allow=T.USER_TYPES)
-#: The row-layout limits a writer checks; the value budgets (digits, text, regex,
-#: hash collisions, array elements, partial JSON) stay at their defaults here.
+#: The row-layout limits a writer checks; the value limits stay at their defaults here.
 LAYOUT_LIMITS = st.builds(
     Limits,
     max_ext_depth=st.integers(0, 6),
@@ -22,8 +30,50 @@ LAYOUT_LIMITS = st.builds(
 )
 
 
-@given(S.checkpoint_values(), LAYOUT_LIMITS)
-def test_writer_refuses_or_writes_what_its_reader_reads(value: Any, limits: Limits) -> None:
+LAYOUT_NAMES = {"max_ext_depth", "max_containers", "max_row_bytes"}
+#: The value limits a writer checks (each typed value as its rebuilder does), set
+#: small enough that the values the strategies draw cross them. Hash collisions
+#: and the work meter depend on the row as a whole: the reader's alone, left at
+#: their defaults.
+VALUE_LIMITS = st.builds(
+    Limits,
+    max_number_digits=st.integers(0, 120),
+    max_text_length=st.integers(0, 64),
+    max_regex_length=st.integers(0, 40),
+    max_regex_classes=st.integers(0, 3),
+    regex_flags=st.sampled_from([SAFE_REGEX_FLAGS, SAFE_REGEX_FLAGS & ~int(re.IGNORECASE)]),
+    max_array_elements=st.integers(0, 40),
+    max_partial_json=st.integers(0, 60),
+)
+VALUE_NAMES = {
+    "max_number_digits",
+    "max_text_length",
+    "max_regex_length",
+    "max_regex_classes",
+    "regex_flags",
+    "max_array_elements",
+    "max_partial_json",
+}
+
+
+def _chunk(args: list[str]) -> Any:
+    from langchain_core.messages import AIMessageChunk
+
+    calls = [{"name": "f", "args": a, "id": str(i), "index": i, "type": "tool_call_chunk"} for i, a in enumerate(args)]
+    return AIMessageChunk(content="", tool_call_chunks=calls)
+
+
+#: Streamed tool-call arguments: complete JSON or cut short (what the reader bounds).
+_ARGS = st.one_of(
+    st.text(max_size=80),
+    st.dictionaries(st.text(max_size=8), st.text(max_size=30), max_size=3).map(
+        lambda d: __import__("json").dumps(d)
+    ),
+)
+CHUNKS = st.lists(_ARGS, max_size=3).map(_chunk)
+
+
+def _writes_what_it_reads(value: Any, limits: Limits, names: set[str]) -> None:
     serde = Serializer(allow=T.USER_TYPES, limits=limits)
     try:
         row = serde.dumps_typed(value)
@@ -32,11 +82,82 @@ def test_writer_refuses_or_writes_what_its_reader_reads(value: Any, limits: Limi
             with pytest.raises(EncodeError):
                 DEFAULT.dumps_typed(value)
         else:
-            assert exc.limit in {"max_ext_depth", "max_containers", "max_row_bytes"}
+            assert exc.limit in names
             assert f"{exc.limit}={getattr(limits, exc.limit)}" in str(exc)
+            assert "Serializer(limits=Limits(" in str(exc)  # what to do
             DEFAULT.loads_typed(DEFAULT.dumps_typed(value))  # only the limit stood in the way
         return
     assert_same(value, serde.loads_typed(row))
+
+
+@given(S.checkpoint_values(), LAYOUT_LIMITS)
+def test_writer_refuses_or_writes_what_its_reader_reads(value: Any, limits: Limits) -> None:
+    _writes_what_it_reads(value, limits, LAYOUT_NAMES)
+
+
+@given(st.one_of(S.checkpoint_values(), CHUNKS), VALUE_LIMITS)
+def test_writer_refuses_or_writes_what_its_reader_reads_under_value_limits(value: Any, limits: Limits) -> None:
+    _writes_what_it_reads(value, limits, VALUE_NAMES)
+
+
+_BIG = 2**100  # 26 hex digits: 31 decimal digits by the reader's count
+_INCOMPLETE = '{"a": "' + "x" * 53  # 60 characters of JSON cut short
+
+#: Per family: the limit, its smallest value that holds ``value``, and ``value``.
+FAMILIES = [
+    pytest.param("max_number_digits", 31, _BIG, id="int"),
+    pytest.param("max_number_digits", 32, [-_BIG, {_BIG: 1}], id="int-nested-and-key"),  # the sign counts as a digit
+    pytest.param("max_number_digits", 18, fractions.Fraction(2**60, 3), id="fraction"),
+    pytest.param("max_number_digits", 31, fractions.Fraction(1, _BIG), id="fraction-big-part"),
+    pytest.param("max_text_length", 6, decimal.Decimal("1.2345"), id="decimal-text"),
+    pytest.param("max_text_length", 19, datetime.datetime(2020, 1, 2, 3, 4, 5), id="iso-datetime"),
+    pytest.param("max_text_length", 12, zoneinfo.ZoneInfo("Europe/Paris"), id="zone"),
+    pytest.param("max_text_length", 12, datetime.datetime(2020, 1, 2, tzinfo=zoneinfo.ZoneInfo("Europe/Paris")), id="zone-in-datetime"),
+    pytest.param("max_text_length", 32, uuid.UUID(int=7), id="uuid"),
+    pytest.param("max_text_length", 8, ipaddress.ip_address("10.0.0.1"), id="ip"),
+    pytest.param("max_regex_length", 4, re.compile("abcd"), id="regex-length"),
+    pytest.param("max_regex_classes", 2, re.compile("[a][b]"), id="regex-classes"),
+    pytest.param("max_array_elements", 11, np.zeros(11), id="array"),
+    pytest.param("max_array_elements", 10_000, np.zeros(10_000), id="array-single-copy-path"),
+    pytest.param("max_array_elements", 6, {"a": (np.ones((2, 3)),)}, id="array-nested"),
+    pytest.param("max_partial_json", 60, _chunk(['{"k": 1}', _INCOMPLETE]), id="partial-json"),
+]
+
+
+@pytest.mark.parametrize(("name", "bound", "value"), FAMILIES)
+def test_value_bound_is_the_readers(name: str, bound: int, value: Any) -> None:
+    at_bound = Serializer(limits=Limits(**{name: bound}))
+    assert_same(value, at_bound.loads_typed(at_bound.dumps_typed(value)))
+    below = Limits(**{name: bound - 1})
+    with pytest.raises(EncodeError, match=f"{name}={bound - 1}") as refused:
+        Serializer(limits=below).dumps_typed(value)
+    assert refused.value.limit == name
+    # The same bound as its reader's: the row a default writer stores is refused there.
+    with pytest.raises(LimitExceededError) as read:
+        Serializer(limits=below).loads_typed(DEFAULT.dumps_typed(value))
+    assert read.value.limit == name
+
+
+def test_decimal_exponent_and_huge_int_are_refused_at_default_limits() -> None:
+    assert DEFAULT.loads_typed(DEFAULT.dumps_typed(decimal.Decimal("1e999999"))) == decimal.Decimal("1e999999")
+    for value in (decimal.Decimal("1e1000000"), decimal.Decimal("-1e-1000000"), 10**200_000):
+        with pytest.raises(EncodeError, match="max_number_digits=100000") as refused:
+            DEFAULT.dumps_typed(value)
+        assert refused.value.limit == "max_number_digits"
+
+
+def test_regex_flags_bound_is_the_readers() -> None:
+    serde = Serializer(limits=Limits(regex_flags=SAFE_REGEX_FLAGS & ~int(re.IGNORECASE)))
+    assert serde.loads_typed(serde.dumps_typed(re.compile("a"))) == re.compile("a")
+    with pytest.raises(EncodeError, match="regex_flags=") as refused:
+        serde.dumps_typed(re.compile("a", re.IGNORECASE))
+    assert refused.value.limit == "regex_flags"
+
+
+def test_complete_json_arguments_are_not_bounded() -> None:
+    serde = Serializer(limits=Limits(max_partial_json=5))
+    chunk = _chunk(['{"text": "' + "y" * 200 + '"}'])
+    assert_same(chunk, serde.loads_typed(serde.dumps_typed(chunk)))
 
 
 def _nested_tuples(depth: int) -> Any:
