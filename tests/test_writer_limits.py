@@ -37,12 +37,12 @@ LAYOUT_NAMES = {"max_ext_depth", "max_containers", "max_row_bytes"}
 #: their defaults.
 VALUE_LIMITS = st.builds(
     Limits,
-    max_number_digits=st.integers(0, 120),
+    max_number_digits=st.integers(0, 60),
     max_text_length=st.integers(0, 64),
-    max_regex_length=st.integers(0, 40),
+    max_regex_length=st.integers(0, 12),
     max_regex_classes=st.integers(0, 3),
     regex_flags=st.sampled_from([SAFE_REGEX_FLAGS, SAFE_REGEX_FLAGS & ~int(re.IGNORECASE)]),
-    max_array_elements=st.integers(0, 40),
+    max_array_elements=st.integers(0, 8),
     max_partial_json=st.integers(0, 60),
 )
 VALUE_NAMES = {
