@@ -55,8 +55,11 @@ def check_partial_json(fields: Any, limits: Limits, *, charge: bool = True) -> N
             continue
         # Only incomplete JSON is re-parsed, in time quadratic in its length: a free
         # step for short arguments, charged to the row's meter beyond that.
+        within = len(args) <= limits.max_partial_json
+        if within and not charge:
+            continue
         work = budget.partial_json_units(len(args))
-        if len(args) <= limits.max_partial_json and (not charge or work <= budget.FREE_UNITS):
+        if within and work <= budget.FREE_UNITS:
             continue
         try:
             json.loads(args)

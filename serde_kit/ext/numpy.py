@@ -59,7 +59,8 @@ def encode_array(obj: Any, call: Any) -> Ext:
             f"numpy array subclass {type(obj).__qualname__} cannot be stored faithfully; "
             "store numpy.asarray(value)"
         )
-    element_count(list(obj.shape), call.limits)  # the reader's bound, before any copy
+    if obj.size > call.limits.max_array_elements:  # the reader's bound, before any copy
+        element_count(list(obj.shape), call.limits)
     spec = dtype_spec(obj.dtype)
     buf: bytes | memoryview
     if obj.dtype.itemsize == 0 or obj.size == 0:
@@ -200,7 +201,8 @@ def dumps_large(obj: Any, pack: Any, limits: Limits = DEFAULT_LIMITS) -> bytes |
     np = sys.modules.get("numpy")
     if np is None or type(obj) is not np.ndarray or obj.nbytes < FAST_PATH_MIN_BYTES:
         return None
-    element_count(list(obj.shape), limits)
+    if obj.size > limits.max_array_elements:  # the reader's bound, before any copy
+        element_count(list(obj.shape), limits)
     if obj.dtype.fields is not None or obj.dtype.hasobject or obj.dtype.subdtype is not None:
         return None
     if obj.flags.c_contiguous:

@@ -170,13 +170,21 @@ _UUID_HEAD = _head("uuid", "UUID")[0]
 
 def _decimal(obj: decimal.Decimal, call: Any) -> Ext:
     limits = call.limits
-    text = check_text(str(obj), "Decimal text", limits)
-    check_decimal_exponent(obj, decimal_max_exponent(limits), limits)
+    text = str(obj)
+    # The reader's checks only when they may refuse: an exponent within
+    # max_number_digits is within decimal_max_exponent too.
+    digits = limits.max_number_digits
+    if len(text) > limits.max_text_length or not -digits <= obj.adjusted() <= digits:
+        check_text(text, "Decimal text", limits)
+        check_decimal_exponent(obj, decimal_max_exponent(limits), limits)
     return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _DECIMAL_HEAD + _PACK(text))
 
 
 def _uuid(obj: uuid.UUID, call: Any) -> Ext:
-    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _UUID_HEAD + _PACK(check_text(obj.hex, "UUID hex", call.limits)))
+    text = obj.hex
+    if call.limits.max_text_length < 32:  # the reader's check only when it may refuse (hex is 32 long)
+        check_text(text, "UUID hex", call.limits)
+    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _UUID_HEAD + _PACK(text))
 
 
 ENCODERS.update(
@@ -294,7 +302,9 @@ _TIMEDELTA_HEAD = _head("datetime", "timedelta")[0]
 def _datetime(obj: datetime, call: Any) -> Ext:
     tz = obj.tzinfo
     if (tz is None or tz is timezone.utc) and not obj.fold or _iso_is_exact(tz, obj.fold):
-        text = check_text(obj.isoformat(), "ISO text", call.limits)
+        text = obj.isoformat()
+        if len(text) > call.limits.max_text_length:
+            check_text(text, "ISO text", call.limits)
         return Ext(codes.METHOD_SINGLE_ARG, _DATETIME_ISO_HEAD + _PACK(text) + _ISO_TAIL)
     if not obj.fold:
         # Positional form (tzinfo is datetime's eighth positional argument): the stock
