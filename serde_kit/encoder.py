@@ -26,8 +26,11 @@ MAX_EXT_DEPTH = DEFAULT_LIMITS.max_ext_depth
 _NOT_CONTAINER_HEADER = bytes(b for b in range(256) if not (0x80 <= b <= 0x9F or 0xDC <= b <= 0xDF))
 
 OPTIONS = codes.PACK_OPTIONS
+_packb = ormsgpack.packb
 OPTIONS_NON_STR_KEYS = OPTIONS | ormsgpack.OPT_NON_STR_KEYS
 _KEY_ERROR = "Dict key must be str"
+#: The refusal :meth:`Encoder.dumps_typed_value` stands in for the plain attempt it skips.
+_TYPED = TypeError("a typed value")
 _SURROGATES_ERROR = "surrogates"
 _I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
 
@@ -57,10 +60,13 @@ class Encoder:
     container count and ext depth of ``limits`` (the reader's) bound what it writes.
     """
 
-    __slots__ = ("_table", "_allowlist", "_lenient", "_limits", "check_above")
+    __slots__ = ("_table", "_allowlist", "_lenient", "_limits", "check_above", "typed")
 
     def __init__(self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
         self._table: dict[type, EncodeFn] = dict(stdlib.ENCODERS)
+        #: The types this encoder has a writer for: never written by ormsgpack itself
+        #: (``int`` aside, whose writer is only for ints beyond 64 bits).
+        self.typed = self._table.keys()
         self._allowlist = allowlist
         self._lenient = lenient
         self._limits = limits
@@ -80,23 +86,43 @@ class Encoder:
 
     def dumps_not_plain(self, obj: Any, refusal: TypeError) -> bytes:
         """:meth:`dumps` for ``obj`` after ormsgpack refused it as plain with ``refusal``."""
-        keys_first = _KEY_ERROR in str(refusal) or _has_other_keys(obj)
         call = _EncodeCall(self._table, self._resolve, self._limits.max_ext_depth)
+        cls = type(obj)
         try:
-            if keys_first:  # skip straight to the key-preserving form
-                data = call.pack_level(_with_faithful_keys(obj, call), non_str_keys=True)
+            if cls is dict or cls is list or cls is str:
+                if _KEY_ERROR in str(refusal) or _has_other_keys(obj):  # straight to the key-preserving form
+                    data = call.pack_level(_with_faithful_keys(obj, call), non_str_keys=True)
+                else:
+                    data = call.pack_level(obj)
             else:
-                fast = None
-                if obj.__class__.__name__ == "ndarray" and call.max_depth > 0:
+                if cls.__name__ == "ndarray" and call.max_depth > 0:
                     fast = numpy.dumps_large(obj, call.pack_level)
-                data = call.pack_level(obj) if fast is None else fast
+                    if fast is not None:
+                        return fast if self._holds_array_row(len(fast)) else self.fits(fast)
+                data = call.pack_typed(obj)
         except SerdeError:
             raise
         except (TypeError, ValueError, RecursionError) as exc:
             if call.error is not None:
                 raise call.error from None
             raise EncodeError(_describe_engine_error(exc)) from None
+        except Exception:
+            if call.error is not None:  # an encoder's own error, raised again by ``default``
+                raise call.error from None
+            raise
         return data if len(data) <= self.check_above else self.fits(data)
+
+    def dumps_typed_value(self, obj: Any) -> bytes:
+        """:meth:`dumps` for a value of a type this encoder has written before (in
+        :attr:`typed`) other than ``int``: it needs its writer, so no plain attempt."""
+        return self.dumps_not_plain(obj, _TYPED)
+
+    def _holds_array_row(self, size: int) -> bool:
+        """Whether the reader's limits hold a top-level array row of ``size`` bytes as
+        :func:`numpy.dumps_large` writes it: its layout is known (one ext holding two
+        arrays, the buffer a bin), so no container count over the buffer is needed."""
+        limits = self._limits
+        return size <= limits.max_row_bytes and limits.max_containers >= numpy.LARGE_ROW_CONTAINERS
 
     def fits(self, data: bytes) -> bytes:
         """``data`` when its reader's row size and container limits hold it; else :class:`EncodeError`."""
@@ -217,6 +243,11 @@ class _EncodeCall:
             limit="max_ext_depth",
         )
 
+    def pack_typed(self, obj: Any) -> bytes:
+        """Pack a value ormsgpack does not write itself: what ``packb(obj, default=...)``
+        does, without the round trip through ormsgpack to reach ``default``."""
+        return self.pack_level(self.default_fn(obj))
+
     def pack(self, payload: Any) -> bytes:
         """Pack an ext payload with this same encoder, one nesting level down."""
         depth = self.depth
@@ -224,7 +255,10 @@ class _EncodeCall:
             return self._pack_deep(payload, depth)
         self.depth = depth + 1
         try:
-            return self.pack_level(payload)
+            # pack_level's first attempt, one frame shorter: one pack per typed value.
+            return _packb(payload, default=self.default_fn, option=OPTIONS)
+        except TypeError as exc:
+            return self.repack_level(payload, exc)
         finally:
             self.depth = depth
 
@@ -255,17 +289,27 @@ class _EncodeCall:
         try:
             if non_str_keys:
                 return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS_NON_STR_KEYS)
-            try:
-                return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS)
-            except TypeError as exc:
-                if self.error is not None or _KEY_ERROR not in str(exc):
-                    raise
-            return ormsgpack.packb(
-                _with_faithful_keys(value, self), default=self.default_fn, option=OPTIONS_NON_STR_KEYS
-            )
+            return _packb(value, default=self.default_fn, option=OPTIONS)
         except TypeError as exc:
-            if self.error is not None or _SURROGATES_ERROR not in str(exc):
-                raise
+            return self.repack_level(value, exc, non_str_keys=non_str_keys)
+
+    def repack_level(self, value: Any, refusal: TypeError, *, non_str_keys: bool = False) -> bytes:
+        """:meth:`pack_level` after its first attempt failed with ``refusal``: a dict with
+        non-str keys or a str with lone surrogates at this level is rewritten and packed
+        again; any other refusal (or an error of a typed value) is raised again."""
+        if self.error is not None:
+            raise refusal
+        if not non_str_keys and _KEY_ERROR in str(refusal):
+            try:
+                return ormsgpack.packb(
+                    _with_faithful_keys(value, self), default=self.default_fn, option=OPTIONS_NON_STR_KEYS
+                )
+            except TypeError as exc:
+                if self.error is not None:
+                    raise
+                refusal = exc
+        if _SURROGATES_ERROR not in str(refusal):
+            raise refusal
         # A str with lone surrogates at this level (nested typed values pack their
         # own payloads, so each level fixes its own strings): mark them and retry.
         try:
@@ -285,18 +329,15 @@ class _EncodeCall:
         )
 
 
-def _placeholder(obj: Any) -> None:
-    return None
-
-
 def _has_other_keys(obj: Any) -> bool:
     """Whether a dict in ``obj`` (typed values aside) has a key that is not a str.
 
-    One pass at C speed that stands every typed value in with None: finding such a
-    key only once the typed values before it were encoded would encode them twice.
+    One pass at C speed that stands every typed value in with its ``id`` (a C
+    function: no Python frame per typed value): finding such a key only once the
+    typed values before it were encoded would encode them twice.
     """
     try:
-        ormsgpack.packb(obj, default=_placeholder, option=OPTIONS)
+        ormsgpack.packb(obj, default=id, option=OPTIONS)
     except TypeError as exc:
         return _KEY_ERROR in str(exc)
     return False
