@@ -413,9 +413,17 @@ def _with_faithful_keys(value: Any, call: _EncodeCall) -> Any:
         return value  # nothing below to rewrite
     if cls is not dict:
         return value  # other objects reach ``default`` and pack their own payloads
-    if all(_native_key(key) for key in value):
-        for item in value.values():
-            if type(item) is list or type(item) is dict:
-                return {key: _with_faithful_keys(item, call) for key, item in value.items()}
-        return value
-    return stdlib.dict_items_ext(value, call)
+    for key in value:  # _native_key, with its common cases inline (no call per key)
+        key_type = type(key)
+        if key_type is str:
+            continue
+        if key_type is int:
+            if _I64_MIN <= key <= _U64_MAX:
+                continue
+            return stdlib.dict_items_ext(value, call)
+        if not _native_key(key):
+            return stdlib.dict_items_ext(value, call)
+    for item in value.values():
+        if type(item) is list or type(item) is dict:
+            return {key: _with_faithful_keys(item, call) for key, item in value.items()}
+    return value

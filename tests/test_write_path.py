@@ -198,3 +198,58 @@ def test_a_top_level_value_and_the_same_value_nested_share_its_ext_bytes() -> No
         again = fresh.dumps_typed(value)  # now the typed-value path
         assert first == again
         assert fresh.dumps([value]) == b"\x91" + first[1]
+
+
+_SCALAR = st.one_of(
+    st.integers(-(2**63), 2**64 - 1), st.integers(), st.floats(allow_nan=False), st.text(), st.binary(),
+    st.booleans(), st.none(), st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1),
+)  # fmt: skip
+
+
+def _general(value: Any) -> bytes:
+    """The envelope as the general path writes it: ormsgpack packs the items, typed ones as exts."""
+    if isinstance(value, tuple):
+        name, items = "tuple", list(value)
+    else:
+        name, items = type(value).__name__, list(value)
+    return Serializer().dumps(ormsgpack.Ext(0, ormsgpack.packb(["builtins", name, None])[:-1] + Serializer().dumps(items)))
+
+
+@given(st.lists(_SCALAR, max_size=10).map(tuple))
+def test_small_tuples_of_scalars_are_written_as_the_general_path_writes_them(value: tuple[Any, ...]) -> None:
+    expected = _general(value)
+    assert SERDE.dumps(value) == expected
+    assert SERDE.loads(expected) == value
+
+
+@given(st.sets(st.one_of(st.integers(-(2**63), 2**70), st.text(), st.binary(), st.none()), max_size=10))
+def test_small_sets_of_scalars_are_written_as_the_general_path_writes_them(value: set[Any]) -> None:
+    for same in (value, frozenset(value)):
+        expected = _general(same)
+        assert SERDE.dumps(same) == expected
+        assert SERDE.loads(expected) == same
+
+
+def test_a_zoneinfo_datetime_nests_its_zone_as_call_pack_would() -> None:
+    from zoneinfo import ZoneInfo
+
+    value = datetime(2024, 3, 31, 1, 59, 59, 999, tzinfo=ZoneInfo("Europe/Berlin"))
+    zone = ormsgpack.Ext(0, ormsgpack.packb(["zoneinfo", "ZoneInfo", "Europe/Berlin"]))
+    args = [2024, 3, 31, 1, 59, 59, 999, zone]
+    expected = ormsgpack.packb(ormsgpack.Ext(1, ormsgpack.packb(["datetime", "datetime", args])))
+    assert SERDE.dumps(value) == expected
+    nested = ormsgpack.Ext(0, ormsgpack.packb(["builtins", "tuple", [ormsgpack.Ext(1, ormsgpack.packb(["datetime", "datetime", args]))]]))
+    assert SERDE.dumps((value,)) == ormsgpack.packb(nested)  # one level deeper: the zone at depth 3
+    assert Serializer(limits=Limits(max_ext_depth=2)).dumps(value) == expected
+    with pytest.raises(EncodeError) as refused:
+        Serializer(limits=Limits(max_ext_depth=1)).dumps(value)  # the zone would be a second level
+    assert refused.value.limit == "max_ext_depth"
+    with pytest.raises(EncodeError) as refused:
+        Serializer(limits=Limits(max_ext_depth=2)).dumps((value,))
+    assert refused.value.limit == "max_ext_depth"
+    assert Serializer(limits=Limits(max_ext_depth=3)).loads(Serializer(limits=Limits(max_ext_depth=3)).dumps((value,))) == (value,)
+
+
+@given(st.uuids())
+def test_uuids_store_their_hex(value: Any) -> None:
+    assert SERDE.dumps(value) == _envelope(0, "uuid", "UUID", value.hex)
