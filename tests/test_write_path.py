@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import strategy_types as T
 from serde_kit import EncodeError, Limits, Serializer
+from tests.support import strategy_types as T
 
 SERDE = Serializer(allow=T.USER_TYPES)
 
