@@ -29,8 +29,6 @@ OPTIONS = codes.PACK_OPTIONS
 _packb = ormsgpack.packb
 OPTIONS_NON_STR_KEYS = OPTIONS | ormsgpack.OPT_NON_STR_KEYS
 _KEY_ERROR = "Dict key must be str"
-#: The refusal :meth:`Encoder.dumps_typed_value` stands in for the plain attempt it skips.
-_TYPED = TypeError("a typed value")
 _SURROGATES_ERROR = "surrogates"
 _I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
 
@@ -60,13 +58,10 @@ class Encoder:
     container count and ext depth of ``limits`` (the reader's) bound what it writes.
     """
 
-    __slots__ = ("_table", "_allowlist", "_lenient", "_limits", "check_above", "typed")
+    __slots__ = ("_table", "_allowlist", "_lenient", "_limits", "check_above")
 
     def __init__(self, allowlist: Allowlist, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
         self._table: dict[type, EncodeFn] = dict(stdlib.ENCODERS)
-        #: The types this encoder has a writer for: never written by ormsgpack itself
-        #: (``int`` aside, whose writer is only for ints beyond 64 bits).
-        self.typed = self._table.keys()
         self._allowlist = allowlist
         self._lenient = lenient
         self._limits = limits
@@ -111,11 +106,6 @@ class Encoder:
                 raise call.error from None
             raise
         return data if len(data) <= self.check_above else self.fits(data)
-
-    def dumps_typed_value(self, obj: Any) -> bytes:
-        """:meth:`dumps` for a value of a type this encoder has written before (in
-        :attr:`typed`) other than ``int``: it needs its writer, so no plain attempt."""
-        return self.dumps_not_plain(obj, _TYPED)
 
     def _holds_array_row(self, size: int) -> bool:
         """Whether the reader's limits hold a top-level array row of ``size`` bytes as

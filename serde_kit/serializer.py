@@ -48,7 +48,7 @@ class Serializer:
     """
 
     __slots__ = (
-        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "renames", "_renames_given", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above", "_typed",
+        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "renames", "_renames_given", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above",
     )  # fmt: skip
 
     def __init__(
@@ -78,7 +78,6 @@ class Serializer:
         self.validate: Literal["auto", "always"] = validate
         self._encoder = Encoder(self.allowlist, lenient=lenient, limits=limits)
         self._check_above = self._encoder.check_above
-        self._typed = self._encoder.typed
         self._decoder = Decoder(self.allowlist, lenient=lenient, limits=limits, validate=validate, renames=self.renames)
         # Small rows skip a frame: loads_typed runs the decoder's small-row check itself.
         self._small_row = self._decoder.small_row
@@ -114,30 +113,21 @@ class Serializer:
             return "bytes", obj
         if cls is bytearray:
             return "bytearray", bytes(obj)
-        if cls in self._typed and cls is not int:
-            # A value of a type written before (a model, a dataclass, an array...):
-            # a plain attempt would only raise.
-            try:
-                return "msgpack", self._encoder.dumps_typed_value(obj)
-            except EncodeError as exc:
-                return self._refused(obj, exc)
         try:
             # Plain JSON-like values (most pending writes) in one call; anything
             # else ends this attempt at once and goes through the encoder.
             data = ormsgpack.packb(obj, option=OPTIONS)
-        except TypeError as plain_refusal:
-            try:
-                return "msgpack", self._encoder.dumps_not_plain(obj, plain_refusal)
-            except EncodeError as exc:
-                return self._refused(obj, exc)
-        return "msgpack", data if len(data) <= self._check_above else self._encoder.fits(data)
-
-    def _refused(self, obj: Any, exc: EncodeError) -> tuple[str, bytes]:
-        """:meth:`dumps_typed` for ``obj`` after the encoder refused it with ``exc``."""
-        if self.pickle_fallback and exc.limit is None:
-            return "pickle", _pickle.dumps(obj)
-        # Name every class the value needs allowed at once, not one per run (the error path only).
-        raise _hints.every_write_refusal(self.allowlist, obj, exc) from None
+        except TypeError as exc:
+            plain_refusal = exc
+        else:
+            return "msgpack", data if len(data) <= self._check_above else self._encoder.fits(data)
+        try:
+            return "msgpack", self._encoder.dumps_not_plain(obj, plain_refusal)
+        except EncodeError as exc:
+            if self.pickle_fallback and exc.limit is None:
+                return "pickle", _pickle.dumps(obj)
+            # Name every class the value needs allowed at once, not one per run (the error path only).
+            raise _hints.every_write_refusal(self.allowlist, obj, exc) from None
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """The value for a stored ``(tag, bytes)`` row."""
