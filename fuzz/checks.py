@@ -170,7 +170,7 @@ def warm_up() -> None:
         for name in ("strict", "lenient"):
             engine = type(serializers[name]._decoder.engine).__name__
             if engine != "Reader":
-                raise SystemExit(f"SERDE_KIT_NATIVE=1 but the {name} serializer reads with {engine}, not the compiled Reader")
+                raise SystemExit(f"SERDE_KIT_NATIVE=1 but the {name} serializer reads with {engine}, not the Reader")
 
 
 CHECKS = {
