@@ -7,9 +7,11 @@
 #   fuzz/native_coverage.sh fuzz_native -runs=100000            # any harness, any libFuzzer flag
 #   FUZZ_SANITIZE=0 fuzz/native_coverage.sh fuzz_decode -max_total_time=600
 #   FUZZ_WORK=/tmp/cov fuzz/native_coverage.sh fuzz_native ...   # keep the grown corpus there
+#   FUZZ_SANITIZE=0 fuzz/native_coverage.sh fuzz_native -merge=1 "$PWD/fuzz/corpus/fuzz_native" /tmp/cov/fuzz_native
+#                                  # merge by Python and C coverage (absolute paths: it runs in a copy)
 # Needs clang (Debian: apt-get install clang) with its compiler-rt (libclang_rt.fuzzer_no_main).
 # Works on a copy of the tree in a temporary directory (the worktree's build is untouched);
-# seeds: fuzz/corpus/<harness> (fuzz_decode's for fuzz_native), inputs up to 4 KiB by default
+# seeds: fuzz/corpus/<harness> (and fuzz_decode's for fuzz_native), inputs up to 4 KiB by default
 # (FUZZ_MAX_LEN), fuzz_decode.dict. Crashes land in fuzz/crashes/<harness>-native-cov/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,8 +45,8 @@ fi
 "$CLANG" -shared -fPIC -O1 -g -fno-omit-frame-pointer -fsanitize="$sanitize" -fno-sanitize-recover=undefined \
     -Wall -Wextra -Wno-missing-field-initializers -Wno-unused-parameter -Werror \
     -I"$include" serde_kit/_reader.c -o "$WORK/serde_kit/_reader$suffix"
-seeds="fuzz/corpus/$harness"
-[[ $harness == fuzz_native ]] && seeds="fuzz/corpus/fuzz_decode"
+seeds=("fuzz/corpus/$harness")
+[[ $harness == fuzz_native ]] && seeds=(fuzz/corpus/fuzz_native fuzz/corpus/fuzz_decode)
 corpus="${FUZZ_WORK:-$WORK/corpus}/$harness"
 crashes="$ROOT/fuzz/crashes/$harness-native-cov"
 mkdir -p "$corpus" "$crashes"
@@ -52,12 +54,16 @@ cd "$WORK"
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:quarantine_size_mb=64:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 export SERDE_KIT_NATIVE=1 SERDE_KIT_REQUIRE_NATIVE=1 PYTHONDONTWRITEBYTECODE=1
+# libFuzzer's -merge=1 runs the harness as a program (argv[0]): its shebang finds this python.
+export PATH="$(dirname "$PY"):$PATH"
 # The harness must read with this build of the reader, not the worktree's.
 LD_PRELOAD="$WORK/libfuzzer_preload.so" "$PY" -c "
 import sys; sys.path.insert(0, '$WORK')
 import serde_kit.native as n
 assert n._reader.__file__.startswith('$WORK'), n._reader.__file__
 print(n.reason(), n._reader.__file__)"
+dirs=("$corpus" "${seeds[@]}")
+case " $* " in *" -merge=1 "*) dirs=() ;; esac # merging: the caller names the directories
 LD_PRELOAD="$WORK/libfuzzer_preload.so" "$PY" "fuzz/$harness.py" -dict=fuzz/fuzz_decode.dict \
     -max_len="${FUZZ_MAX_LEN:-4096}" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
-    -artifact_prefix="$crashes/" "$@" "$corpus" "$seeds"
+    -artifact_prefix="$crashes/" "$@" "${dirs[@]}"

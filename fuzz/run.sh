@@ -4,7 +4,7 @@
 #   FUZZ_RUNS=1000000 fuzz/run.sh  # execution-bounded instead (no time limit)
 #   FUZZ_HARNESSES="fuzz_decode" fuzz/run.sh 30
 #   FUZZ_MAX_LEN=4096 fuzz/run.sh 60   # cap input size (default: the largest seed)
-#   FUZZ_HARNESSES=fuzz_native fuzz/run.sh 60   # compiled reader vs pure path (seeds: fuzz_decode's)
+#   FUZZ_HARNESSES=fuzz_native fuzz/run.sh 60   # compiled reader vs pure path (seeds: its own + fuzz_decode's)
 #   FUZZ_NATIVE=1 FUZZ_HARNESSES="fuzz_decode fuzz_resources fuzz_cost" fuzz/run.sh 60
 #                                  # the harnesses read with the compiled reader (SERDE_KIT_NATIVE=1;
 #                                  # a harness refuses to start if the reader is not the one reading)
@@ -29,12 +29,12 @@ for h in $HARNESSES; do
     if [[ -n "${FUZZ_RUNS:-}" ]]; then limit="-runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECONDS_EACH"; fi
     dict=(); [[ -f "fuzz/$h.dict" ]] && dict=("-dict=fuzz/$h.dict")
     [[ ($h == fuzz_resources || $h == fuzz_cost || $h == fuzz_native) && -f fuzz/fuzz_decode.dict ]] && dict=("-dict=fuzz/fuzz_decode.dict")
-    seeds="fuzz/corpus/$h"; [[ $h == fuzz_native ]] && seeds="fuzz/corpus/fuzz_decode"
+    seeds=("fuzz/corpus/$h"); [[ $h == fuzz_native ]] && seeds=(fuzz/corpus/fuzz_native fuzz/corpus/fuzz_decode)
     echo "== $h ($limit)"
     start=$(date +%s)
     maxlen=(); [[ -n "${FUZZ_MAX_LEN:-}" ]] && maxlen=("-max_len=$FUZZ_MAX_LEN")
     "$PY" "fuzz/$h.py" "$limit" "${dict[@]}" "${maxlen[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="fuzz/crashes/$h/" "$SCRATCH/$h" "$seeds" 2>&1 | tee "$SCRATCH/$h.log" \
+        -artifact_prefix="fuzz/crashes/$h/" "$SCRATCH/$h" "${seeds[@]}" 2>&1 | tee "$SCRATCH/$h.log" \
         | grep -E "^(INFO: Seed|#[0-9]+ +DONE|stat::|==[0-9]+== ERROR| === Uncaught)"
     rc=${PIPESTATUS[0]}
     echo "== $h exit=$rc seconds=$(( $(date +%s) - start ))"

@@ -38,7 +38,9 @@ def test_harness_runs_without_findings(harness: str, tmp_path: Path) -> None:
     scratch = tmp_path / "corpus"
     scratch.mkdir()
     dictionary = REPO / "fuzz" / f"{'fuzz_decode' if harness in DECODE_LIKE else harness}.dict"
-    seeds = REPO / "fuzz" / "corpus" / ("fuzz_decode" if harness == "fuzz_native" else harness)
+    seeds = [REPO / "fuzz" / "corpus" / harness]
+    if harness == "fuzz_native":
+        seeds.append(REPO / "fuzz" / "corpus" / "fuzz_decode")
     proc = subprocess.run(
         [
             sys.executable,
@@ -49,7 +51,7 @@ def test_harness_runs_without_findings(harness: str, tmp_path: Path) -> None:
             "-rss_limit_mb=2048",
             f"-artifact_prefix={artifacts}/",
             str(scratch),
-            str(seeds),
+            *map(str, seeds),
         ],
         capture_output=True,
         text=True,
