@@ -23,7 +23,6 @@ decoder tracks the hashes of the values its ext hook builds.
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +33,7 @@ from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "check_hash_collisions", "first_big_map", "may_hold_big_map", "scan"]
+__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "first_big_map", "may_hold_big_map", "scan"]
 
 #: Maps with fewer array keys than this cannot cost much even if every key
 #: collides (~0.1 s at worst), so rows that cannot hold that many are not walked.
@@ -388,7 +387,7 @@ def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limi
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
     try:
-        check_hash_collisions(keys, limits, "map keys")
+        budget.check_hash_collisions(keys, limits, "map keys")
     except TypeError:  # an array key holding a map: msgspec would refuse it too
         raise MalformedDataError("not valid msgpack data: map keys must be hashable (an array key holds a map)") from None
 
@@ -396,20 +395,3 @@ def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limi
 def _as_key(value: Any) -> Any:
     # An array decoded on its own is a list; in key position the engine makes it a tuple.
     return tuple(_as_key(item) for item in value) if type(value) is list else value
-
-
-def check_hash_collisions(items: Any, limits: Limits, what: str) -> None:
-    """Raise :class:`LimitExceededError` when too many ``items`` share one hash value.
-
-    Strings are skipped: their hash is keyed per process, so stored data cannot
-    aim at it. Unhashable items raise ``TypeError``, as building the set would.
-    """
-    allowed = limits.max_hash_collisions
-    if len(items) <= allowed:
-        return
-    hashes = [hash(item) for item in items if type(item) is not str]
-    if len(hashes) <= allowed:
-        return
-    worst = collections.Counter(hashes).most_common(1)[0][1]
-    if worst > allowed:
-        raise limits.refuse("max_hash_collisions", f"{what} sharing one hash value", worst)

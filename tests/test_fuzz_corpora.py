@@ -12,16 +12,14 @@ sanitizers in CI.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.fuzz_scripts import fuzz_module
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "fuzz"))
-
-import checks  # noqa: E402
-
+checks = fuzz_module("checks")
 INPUTS = sorted((REPO / "fuzz" / "corpus" / "fuzz_native").glob("*")) + sorted(
     (REPO / "fuzz" / "regressions" / "fuzz_native").glob("*")
 )
@@ -33,7 +31,7 @@ def test_the_native_corpus_is_there() -> None:
 
 @pytest.mark.parametrize("chunk", range(8))
 def test_native_corpus_reads_the_same_on_both_paths(chunk: int) -> None:
-    from native.conftest import require_reader
+    from tests.native.conftest import require_reader
 
     require_reader()
     for path in INPUTS[chunk::8]:
