@@ -15,10 +15,14 @@ one step, ext payloads walked as the msgpack they hold):
 
 The walk runs in Python, so :func:`check` first rules rows out at C speed: a
 map that can flood has FLOOD_KEYS entries, so it starts with a map16/map32
-header (found at memchr speed) whose count is that large; then the row must
-hold that many array headers (one translate pass); then a string-keys-only
-decode must fail. Most honest rows stop at the first step and none is walked. Typed values used as map keys are bounded elsewhere: the
-decoder tracks the hashes of the values its ext hook builds.
+header (found at memchr speed) whose count is that large (or whose count the
+rest of the row cannot hold: the engine reads entries until the row ends);
+then a string-keys-only decode (of the parts that may hold such a header) must
+fail. Most honest rows stop at the first step and none is walked. Nothing
+about the keys' bytes is assumed: a colliding tuple key may start with any
+element (``("", a, b)``: the empty string's hash is 0). Typed values used as
+map keys are bounded elsewhere: the decoder tracks the hashes of the values its
+ext hook builds in any row that may hold a map of TRACKED_KEYS entries.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ from .limits import Limits
 
 __all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "check_hash_collisions", "first_big_map", "may_hold_big_map", "scan"]
 
-#: Maps with fewer array keys than this cannot cost much even if every key
-#: collides (~0.1 s at worst), so rows that cannot hold that many are not walked.
+#: Maps with fewer entries than this are not checked for colliding array keys
+#: (a known gap of the 20x target, SECURITY.md: ~0.1 s for a 54 KB row at worst).
 FLOOD_KEYS = 2000
 #: Rows shorter than this cannot hold FLOOD_KEYS map keys or typed values.
 SMALL_ROW = 3 * FLOOD_KEYS
@@ -51,22 +55,10 @@ def _classes() -> bytes:
     table = bytearray(b"." * 256)
     for b in (*range(0x80, 0xA0), 0xDC, 0xDD, 0xDE, 0xDF):
         table[b] = ord("C")  # any container header (for the container bound)
-    for b in (*range(0x90, 0xA0), 0xDC, 0xDD):
-        table[b] = ord("A")  # array header
-    for b in (*range(0x00, 0x80), *range(0xE0, 0x100), 0xC0, 0xC2, 0xC3, *range(0xCA, 0xD4)):
-        table[b] = ord("N")  # a value whose hash stored data can aim at (numbers, nil, bools)
-    for b in (*range(0xD4, 0xD9), 0xC7, 0xC8, 0xC9):
-        table[b] = ord("N")  # an ext header: a typed value may hash like a number
     return bytes(table)
 
 
 _CLASSES = _classes()
-_NOT_ARRAY_HEADER = bytes(b for b in range(256) if not (0x90 <= b <= 0x9F or b in (0xDC, 0xDD)))
-# A tuple key whose hash stored data can aim at starts, at its innermost array,
-# with an element of class N: counting "AN" gives an upper bound on such keys.
-# (Binary data and CJK text hold such pairs by chance; a row with many of them
-# costs one more C-speed decode, not a walk.)
-_KEY_START = b"AN"
 _TIMESTAMP_LENGTHS = frozenset({4, 8, 12})
 _MAX_HEADER_PROBES = 64
 _TIMESTAMP_MESSAGE = "msgpack timestamp (ext code -1) in the stored value: not written by serde_kit or LangGraph"
@@ -124,46 +116,26 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> None:
     (:class:`~serde_kit.budget.NeedsMeter`) when none is open, any other caller
     (the writer checking what its reader will read) gets one for this check.
 
-    Whole-row byte counts (C speed) rule out most rows at once. A row that may
-    hold many array keys or a timestamp is decoded once by ormsgpack with
-    string keys only (C speed, ext payloads collected rather than built); only
-    a row that really has non-string keys, or may exceed
-    :attr:`Limits.max_containers`, is walked by :func:`scan`.
+    A map that can flood has FLOOD_KEYS entries or more, so it starts with a
+    map16/map32 header whose count says so: :func:`first_big_map` finds every
+    place one may start at memchr speed. A row with none holds no such map and
+    is at most searched for a timestamp. A row with one is read by ormsgpack with
+    string keys only (C speed, ext payloads read only where such a map may be);
+    only a row where that finds a non-string key, or that may exceed
+    :attr:`Limits.max_containers`, is walked by :func:`scan`, which checks the
+    keys of every map.
     """
     size = len(data)
-    suspect_keys = False
     if size > limits.max_containers:
-        classes = data.translate(_CLASSES)
-        if classes.count(b"C") + classes.count(b"A") > limits.max_containers:
+        if data.translate(_CLASSES).count(b"C") > limits.max_containers:
             _walk(data, limits, in_decode)
             return
-        suspect_keys = may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
-    elif size >= SMALL_ROW:
-        suspect_keys = _may_hold_array_keys(data, limits)
-    if suspect_keys:
-        if not _in_c(_plain_keys, data):
+    entries = _flood_size(data, limits)
+    if may_hold_big_map(data, entries):
+        if not _in_c(lambda row: _plain_keys(row, entries), data):
             _walk(data, limits, in_decode)
     elif _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
         _walk(data, limits, in_decode)  # ormsgpack could not read it: the walk finds what is wrong
-
-
-def _may_hold_array_keys(data: bytes, limits: Limits) -> bool:
-    """Whether a map may hold enough array keys to flood: FLOOD_KEYS of any length, or
-    more than ``max_hash_collisions`` of 16 elements or more (each collision among
-    those costs their length; a long key starts with an array16/array32 header).
-    Counted from the first map header that could be one, in one translate pass."""
-    flood = limits.max_hash_collisions + 1
-    # Without an array16/array32 header byte only FLOOD_KEYS short keys can flood (two
-    # memchr passes decide it for most rows).
-    long_keys = 0xDC in data or 0xDD in data
-    start = first_big_map(data, min(flood, FLOOD_KEYS) if long_keys else FLOOD_KEYS)
-    if start < 0:
-        return False
-    rest = data[start:] if start else data
-    heads = rest.translate(None, _NOT_ARRAY_HEADER)
-    if heads.count(0xDC) + heads.count(0xDD) >= flood:
-        return True
-    return len(heads) >= FLOOD_KEYS and may_hold_big_map(rest) and rest.translate(_CLASSES).count(_KEY_START) >= FLOOD_KEYS
 
 
 #: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
@@ -190,12 +162,12 @@ def _walk(data: bytes, limits: Limits, in_decode: bool) -> None:
     scan(data, limits)
 
 
-def may_hold_big_map(data: bytes, entries: int = FLOOD_KEYS) -> bool:
+def may_hold_big_map(data: bytes, entries: int) -> bool:
     """Whether ``data`` may hold a map of ``entries`` entries or more (see :func:`first_big_map`)."""
     return first_big_map(data, entries) >= 0
 
 
-def first_big_map(data: bytes, entries: int = FLOOD_KEYS) -> int:
+def first_big_map(data: bytes, entries: int) -> int:
     """Where the first map of ``entries`` entries or more in ``data`` may start; -1 for none.
 
     Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
@@ -219,44 +191,69 @@ def first_big_map(data: bytes, entries: int = FLOOD_KEYS) -> int:
                 first = start if first < 0 else min(first, start)
                 break
             count = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
-            if count >= entries and pos + 1 + width + 2 * count <= size:
+            # The engine reads a map's entries until the row ends, so a header whose
+            # count the rest cannot hold still builds as many as fit (two bytes each).
+            if min(count, (size - pos - 1 - width) // 2) >= entries:
                 first = pos
                 break
             pos = data.find(head, pos + 1)
     return first
 
 
-def _plain_keys(data: bytes) -> bool:
-    """Whether every map key in ``data`` (ext payloads included) is a string and no ext
-    is a timestamp; False when ormsgpack cannot tell (the walk then decides)."""
-    return _read_in_c(data, 0)
+def _flood_size(data: bytes, limits: Limits) -> int:
+    """The fewest entries of a map in ``data`` that may flood: FLOOD_KEYS, or just more
+    than ``max_hash_collisions`` when that many long keys (16 elements or more, so
+    with an array16/array32 header: each collision costs their length) follow a map
+    header that large. Two memchr passes decide it for most rows."""
+    if 0xDC not in data and 0xDD not in data:
+        return FLOOD_KEYS
+    long_keys = limits.max_hash_collisions + 1
+    start = first_big_map(data, long_keys)
+    if start >= 0 and data.count(0xDC, start) + data.count(0xDD, start) >= long_keys:
+        return long_keys
+    return FLOOD_KEYS
+
+
+def _plain_keys(data: bytes, entries: int) -> bool:
+    """Whether every map key in ``data`` is a string, and no ext a timestamp, in every
+    part (the row, ext payloads) that may hold a map of ``entries`` entries; parts that
+    cannot are only searched for a timestamp. False when ormsgpack cannot tell (the
+    walk then decides)."""
+    return _read_in_c(data, 0, entries)
 
 
 def _no_timestamp(data: bytes) -> bool:
     """Whether ``data`` (ext payloads included) holds no msgpack timestamp, found exactly
-    by one C-speed decode that takes map keys of any type (this row may hold no flood);
-    raises :class:`UnknownTagError` for a timestamp, False when ormsgpack cannot read it."""
-    return _read_in_c(data, ormsgpack.OPT_NON_STR_KEYS)
+    by one C-speed decode that takes map keys of any type (the caller found no map big
+    enough to flood); raises :class:`UnknownTagError` for a timestamp, False when
+    ormsgpack cannot read it."""
+    return _read_in_c(data, ormsgpack.OPT_NON_STR_KEYS, 0)
 
 
-def _read_in_c(data: bytes, option: int) -> bool:
-    """One ormsgpack decode of ``data`` and of every ext payload it holds (collected, not
-    built), with ``option``; :class:`UnknownTagError` at a timestamp, False when
-    ormsgpack refuses the bytes."""
-    pending = [data]
-    found: list[bytes] = []
+def _read_in_c(data: bytes, option: int, entries: int) -> bool:
+    """One ormsgpack decode of ``data`` and of the ext payloads it holds (collected, not
+    built) with ``option``; with ``entries``, a payload that cannot hold a map that big
+    is read with any keys if it may hold a timestamp, and else not at all.
+    :class:`UnknownTagError` at a timestamp, False when ormsgpack refuses the bytes."""
+    pending = [(data, option)]
+    found: list[tuple[bytes, int]] = []
     timestamp = []
+    any_keys = ormsgpack.OPT_NON_STR_KEYS
 
     def collect(code: int, payload: bytes) -> None:
         if code == -1:
             timestamp.append(True)
             raise ValueError("timestamp")
         if 0 <= code <= 7:
-            found.append(payload)
+            if not entries or may_hold_big_map(payload, entries):
+                found.append((payload, option))
+            elif _may_hold_timestamp(payload):
+                found.append((payload, any_keys))
 
     while pending:
+        part, part_option = pending.pop()
         try:
-            ormsgpack.unpackb(pending.pop(), ext_hook=collect, option=option)
+            ormsgpack.unpackb(part, ext_hook=collect, option=part_option)
         except Exception:
             if timestamp:
                 raise UnknownTagError(_TIMESTAMP_MESSAGE) from None

@@ -16,9 +16,9 @@ import uuid
 import warnings
 from fractions import Fraction
 
+import budget_attacks as attack
 import pytest
 
-import budget_attacks as attack
 from serde_kit import (
     Allowlist,
     BlockedTypeError,
@@ -737,3 +737,71 @@ def test_an_unvalidated_model_is_reported_to_langgraphs_serde_listeners_once():
     finally:
         unregister()
     assert seen == [{"kind": "msgpack_model_unvalidated", "module": "budget_attacks", "name": "Approval"}]
+
+
+# --- floods the byte-level prefilter once let through ------------------------------
+
+
+def _engine_calls(monkeypatch) -> list[int]:
+    """Record every row the msgpack engine is asked to decode (it would build the flood)."""
+    import msgspec
+
+    from serde_kit import decoder as decoder_module
+
+    calls: list[int] = []
+    real = decoder_module.Decoder._decode
+
+    def counted(self, data, untracked):
+        calls.append(len(data))
+        return real(self, data, untracked)
+
+    monkeypatch.setattr(decoder_module.Decoder, "_decode", counted)
+    assert msgspec  # the engine is only reached through Decoder._decode on this path
+    return calls
+
+
+def test_colliding_keys_led_by_an_empty_string_really_collide_and_hide_from_byte_counts():
+    keys = attack.colliding_keys_after(("",), 300)
+    assert len(set(keys)) == 300 and len({hash(key) for key in keys}) == 1
+    data = attack.flood_keys_led_by_empty_text(300)
+    # No array header is followed by a number: every key starts with 0xa0 (the empty string).
+    assert all(data[i + 1] == 0xA0 for i in range(len(data) - 1) if 0x90 <= data[i] <= 0x9F)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: attack.flood_keys_led_by_empty_text(20_000),
+        lambda: attack.flood_map_declaring_more_than_it_holds(20_000),
+        # nested in a list, behind text holding stray map16 bytes
+        lambda: b"\x82" + attack.pack("text") + attack.pack("x\u07de" * 5_000) + attack.pack("rows") + b"\x91"
+        + attack.flood_keys_led_by_empty_text(20_000),
+        # inside a typed value's payload (an OrderedDict built from the map)
+        lambda: _ext32(
+            0, b"\x93" + attack.pack("collections") + attack.pack("OrderedDict") + attack.flood_keys_led_by_empty_text(20_000)
+        ),
+    ],
+    ids=["empty-string-first", "count-beyond-the-row", "nested-after-text", "in-an-ext"],
+)
+def test_floods_hidden_from_the_prefilter_are_refused_before_the_engine_builds_them(build, monkeypatch):
+    data = build()
+    calls = _engine_calls(monkeypatch)
+    with pytest.raises((LimitExceededError, MalformedDataError)) as info:
+        SERDE.loads_typed(("msgpack", data))
+    # Refused by the prescan, before the engine built a single dict of them.
+    assert calls == []
+    if isinstance(info.value, LimitExceededError):
+        assert info.value.limit == "max_hash_collisions"
+    else:
+        assert "truncated" in str(info.value)
+
+
+def test_a_frozenset_of_keys_led_by_an_empty_string_is_refused():
+    keys = attack.colliding_keys_after(("",), 2_000)
+    refused(attack.row(0, ["builtins", "frozenset", [list(key) for key in keys]]), "max_hash_collisions")
+
+
+def test_honest_maps_with_empty_string_led_tuple_keys_still_read():
+    honest = {("", i, i * 3): i for i in range(3_000)}
+    assert SERDE.loads(attack.pack(honest)) == honest
+    assert SERDE.loads(SERDE.dumps(honest)) == honest
