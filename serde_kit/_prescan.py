@@ -38,17 +38,13 @@ from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "check_hash_collisions", "first_big_map", "may_hold_big_map", "scan"]
+__all__ = ["SMALL_ROW", "check", "flood_entries", "flood_work", "check_hash_collisions", "first_big_map", "may_hold_big_map", "scan"]
 
-#: Maps with fewer entries than this are not checked for colliding array keys
-#: (a known gap of the 20x target, SECURITY.md: ~0.1 s for a 54 KB row at worst).
-FLOOD_KEYS = 2000
-#: Rows shorter than this cannot hold FLOOD_KEYS map keys or typed values.
-SMALL_ROW = 3 * FLOOD_KEYS
-#: Typed map keys (UUIDs, tuples, big ints built by the ext hook) compare in
-#: Python, so their hashes are tracked in any row that may hold a map this big;
-#: a smaller map costs at most a few milliseconds even if every key collides.
-TRACKED_KEYS = 256
+#: Rows shorter than this are not prescanned (but for a timestamp search): the
+#: most keys of one hash they can hold (all tuples of 7 elements each 0 or "", whose
+#: hashes are all 0: 128 keys of 9 bytes with their value) cost about a millisecond,
+#: within the work meter's floor (``min_work``).
+SMALL_ROW = 2000
 
 
 def _classes() -> bytes:
@@ -59,6 +55,7 @@ def _classes() -> bytes:
 
 
 _CLASSES = _classes()
+_NOT_ARRAY_HEADER = bytes(b for b in range(256) if not (0x90 <= b <= 0x9F or b in (0xDC, 0xDD)))
 _TIMESTAMP_LENGTHS = frozenset({4, 8, 12})
 _MAX_HEADER_PROBES = 64
 _TIMESTAMP_MESSAGE = "msgpack timestamp (ext code -1) in the stored value: not written by serde_kit or LangGraph"
@@ -67,6 +64,7 @@ _FIXED_SIZES = {
     0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9,
 }  # fmt: skip
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
+_EXT_HEADERS = (0xC7, 0xC8, 0xC9, *_FIXEXT)
 _LENGTH_WIDTH = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC7: 1, 0xC8: 2, 0xC9: 4}
 _CONTAINER_WIDTH = {0xDC: 2, 0xDD: 4, 0xDE: 2, 0xDF: 4}
 _EXT_SIZED = (0xC7, 0xC8, 0xC9)
@@ -108,20 +106,25 @@ def _uniform_run(data: bytes, pos: int, first: int, width: int, left: int) -> in
     return good
 
 
-def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> None:
+def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     """Raise if ``data`` holds what the engine cannot bound; cheap for most rows.
+    True when its maps may still hold typed keys that collide (values the ext hook
+    builds: the decoder then counts their hashes), False when they cannot.
 
     Its Python walk is charged to the work meter of the decode call running on
     this thread; ``in_decode=True`` (the decoder) asks for that meter first
     (:class:`~serde_kit.budget.NeedsMeter`) when none is open, any other caller
     (the writer checking what its reader will read) gets one for this check.
 
-    A map that can flood has FLOOD_KEYS entries or more, so it starts with a
-    map16/map32 header whose count says so: :func:`first_big_map` finds every
-    place one may start at memchr speed. A row with none holds no such map and
-    is at most searched for a timestamp. A row with one is read by ormsgpack with
-    string keys only (C speed, ext payloads read only where such a map may be);
-    only a row where that finds a non-string key, or that may exceed
+    Only a map of more entries than ``max_hash_collisions`` can hold more
+    colliding keys than that limit allows, and it starts with a map16/map32
+    header whose count says so: :func:`first_big_map` finds the first place one
+    may start, at memchr speed. A row with none is at most searched for a
+    timestamp. Otherwise what every array key after that place could cost if
+    all of them collided (:func:`flood_work`, from counts of header bytes) is
+    held to the row's allowance; a row over it is read by ormsgpack with string
+    keys only (C speed, ext payloads read only where such a map may be). Only a
+    row where that finds a non-string key, or that may exceed
     :attr:`Limits.max_containers`, is walked by :func:`scan`, which checks the
     keys of every map.
     """
@@ -129,13 +132,16 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> None:
     if size > limits.max_containers:
         if data.translate(_CLASSES).count(b"C") > limits.max_containers:
             _walk(data, limits, in_decode)
-            return
-    entries = _flood_size(data, limits)
-    if may_hold_big_map(data, entries):
+            return True
+    entries = flood_entries(limits)
+    start = first_big_map(data, entries)
+    if start >= 0 and _may_flood(data, start, limits):
         if not _in_c(lambda row: _plain_keys(row, entries), data):
             _walk(data, limits, in_decode)
-    elif _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
+        return True
+    if _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
         _walk(data, limits, in_decode)  # ormsgpack could not read it: the walk finds what is wrong
+    return False
 
 
 #: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
@@ -200,18 +206,59 @@ def first_big_map(data: bytes, entries: int) -> int:
     return first
 
 
-def _flood_size(data: bytes, limits: Limits) -> int:
-    """The fewest entries of a map in ``data`` that may flood: FLOOD_KEYS, or just more
-    than ``max_hash_collisions`` when that many long keys (16 elements or more, so
-    with an array16/array32 header: each collision costs their length) follow a map
-    header that large. Two memchr passes decide it for most rows."""
-    if 0xDC not in data and 0xDD not in data:
-        return FLOOD_KEYS
-    long_keys = limits.max_hash_collisions + 1
-    start = first_big_map(data, long_keys)
-    if start >= 0 and data.count(0xDC, start) + data.count(0xDD, start) >= long_keys:
-        return long_keys
-    return FLOOD_KEYS
+def flood_entries(limits: Limits) -> int:
+    """Entries a map needs to hold more colliding keys than ``max_hash_collisions``."""
+    return limits.max_hash_collisions + 1
+
+
+#: Work units (about a nanosecond each, as the meter's) of building a dict whose
+#: array keys collide: each new key is compared with every earlier one sharing its
+#: hash, at a fixed cost per pair, plus per element compared (a key of arrays of at
+#: most 15 elements holds at most 15 per array header), per typed value among them
+#: (compared in Python: a UUID's ``__eq__``) and per byte of a long string. Measured:
+#: 1,999 two-int keys 0.1 s; 1,999 keys of 100 ints sharing 98, 1.7-3.5 s.
+FLOOD_UNITS_PER_PAIR = 50
+FLOOD_UNITS_PER_ELEMENT = 10
+FLOOD_UNITS_PER_TYPED_VALUE = 300
+FLOOD_UNITS_PER_BYTE = 1
+#: Rows this large skip the estimate (one more pass over the bytes) for the C-speed
+#: check, which is as cheap there and exact.
+_ESTIMATE_MAX_BYTES = 1 << 16
+
+
+def flood_work(array_headers: int, ext_headers: int, size: int) -> int:
+    """Work units at most spent building the maps of a stretch of ``size`` stored bytes
+    holding ``array_headers`` array headers (fixarrays: long keys are not estimated)
+    and ``ext_headers`` typed values, if every key that can collide (arrays, typed
+    values) did.
+
+    Each key belongs to one map, so such keys number at most the headers and the
+    pairs compared at most half their square, whatever the maps. Comparing two keys
+    costs at most the smaller one's elements, less than their mean: so all pairs
+    together cost at most half the keys times every key's elements (at most 15 per
+    array header, each typed value, each byte of a long string).
+    """
+    keys = array_headers + ext_headers
+    pairs = keys * keys // 2
+    elements = 15 * FLOOD_UNITS_PER_ELEMENT * array_headers + FLOOD_UNITS_PER_TYPED_VALUE * ext_headers
+    return pairs * FLOOD_UNITS_PER_PAIR + keys * (elements + FLOOD_UNITS_PER_BYTE * size) // 2
+
+
+def _may_flood(data: bytes, start: int, limits: Limits) -> bool:
+    """Whether the maps that may start at ``start`` or later (none before it holds
+    enough entries) could cost more than the row's allowance if all their array keys
+    collided; long keys (16 elements or more: an array16/array32 header) are compared
+    at a cost the estimate does not bound, so more than ``max_hash_collisions`` of
+    them always count as a possible flood."""
+    size = len(data)
+    if size - start > _ESTIMATE_MAX_BYTES:
+        return True
+    rest = data[start:] if start else data
+    if rest.count(0xDC) + rest.count(0xDD) > limits.max_hash_collisions:
+        return True
+    allowance = max(limits.min_work, limits.max_work_per_byte * size)
+    exts = sum(map(rest.count, _EXT_HEADERS))
+    return flood_work(len(rest.translate(None, _NOT_ARRAY_HEADER)), exts, len(rest)) > allowance
 
 
 def _plain_keys(data: bytes, entries: int) -> bool:

@@ -373,3 +373,28 @@ def flood_map_declaring_more_than_it_holds(count: int = 20_000) -> bytes:
     colliding entries: the engine builds them all before it finds the row truncated."""
     entries = b"".join(pack(list(key)) + pack(0) for key in colliding_keys_after((), count))
     return b"\xdf" + (10**9).to_bytes(4, "big") + entries
+
+
+def map_of(keys: list, header: bytes | None = None) -> bytes:
+    """A map (map16 header) of ``keys``, each with the value 0, written entry by entry."""
+    return b"\xde" + len(keys).to_bytes(2, "big") + b"".join(pack(list(key)) + pack(0) for key in keys)
+
+
+def small_flood_map(count: int = 1999, prefix: tuple = ()) -> bytes:
+    """A map of ``count`` short colliding keys (fewer than the 2,000 entries the prefilter
+    once required): ~0.1 s for a 30 KB row, quadratic in ``count``."""
+    return map_of(colliding_keys_after(prefix, count))
+
+
+def many_small_flood_maps(maps: int = 40, count: int = 300) -> bytes:
+    """An array of ``maps`` maps of ``count`` colliding keys each (the same keys in each:
+    every map is its own dict, so each costs its own quadratic build)."""
+    one = small_flood_map(count)
+    return b"\xdc" + maps.to_bytes(2, "big") + one * maps
+
+
+def small_flood_uuid_keys(count: int = 200) -> bytes:
+    """A map of ``count`` UUID keys sharing one hash (each compared in Python)."""
+    prime = (1 << 61) - 1
+    keys = [pack(ext(0, ["uuid", "UUID", uuid.UUID(int=k * prime + 7).hex])) for k in range(1, count + 1)]
+    return b"\xde" + count.to_bytes(2, "big") + b"".join(key + b"\x00" for key in keys)
