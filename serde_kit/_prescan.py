@@ -14,15 +14,17 @@ one step, ext payloads walked as the msgpack they hold):
   without asking: neither serde_kit nor LangGraph writes them.
 
 The walk runs in Python, so :func:`check` first rules rows out at C speed: a
-map that can flood has FLOOD_KEYS entries, so it starts with a map16/map32
-header (found at memchr speed) whose count is that large (or whose count the
-rest of the row cannot hold: the engine reads entries until the row ends);
+map that can hold more colliding keys than ``max_hash_collisions`` has more
+entries than that, so it starts with a map16/map32 header (found at memchr
+speed) whose count is that large (or whose count the rest of the row cannot
+hold: the engine reads entries until the row ends); then what the keys after it
+could cost if all collided (:func:`flood_work`) must exceed the row's allowance;
 then a string-keys-only decode (of the parts that may hold such a header) must
-fail. Most honest rows stop at the first step and none is walked. Nothing
-about the keys' bytes is assumed: a colliding tuple key may start with any
-element (``("", a, b)``: the empty string's hash is 0). Typed values used as
-map keys are bounded elsewhere: the decoder tracks the hashes of the values its
-ext hook builds in any row that may hold a map of TRACKED_KEYS entries.
+fail. Most honest rows stop at the first or second step and none is walked.
+Nothing about the keys' bytes is assumed: a colliding tuple key may start with
+any element (``("", a, b)``: the empty string's hash is 0). Typed values used
+as map keys are bounded by the same estimate, or else the decoder tracks the
+hashes of the values its ext hook builds (:func:`check` says which).
 """
 
 from __future__ import annotations
