@@ -280,6 +280,27 @@ def _no_timestamp(data: bytes) -> bool:
 
 
 def _read_in_c(data: bytes, option: int, entries: int) -> bool:
+    if entries and not _may_hold_timestamp(data):
+        return _string_keys_in_c(data, entries)
+    return _read_in_c_checked(data, option, entries)
+
+
+def _string_keys_in_c(data: bytes, entries: int) -> bool:
+    """:func:`_read_in_c` with string keys for a row that holds no timestamp: ext payloads
+    are collected by a C method (``list.insert(code, payload)``: no Python frame per
+    ext) and read only where a map of ``entries`` entries may be."""
+    pending = [data]
+    while pending:
+        found: list[bytes] = []
+        try:
+            ormsgpack.unpackb(pending.pop(), ext_hook=found.insert)
+        except Exception:
+            return False
+        pending.extend(part for part in found if (0xDE in part or 0xDF in part) and may_hold_big_map(part, entries))
+    return True
+
+
+def _read_in_c_checked(data: bytes, option: int, entries: int) -> bool:
     """One ormsgpack decode of ``data`` and of the ext payloads it holds (collected, not
     built) with ``option``; with ``entries``, a payload that cannot hold a map that big
     is read with any keys if it may hold a timestamp, and else not at all.
@@ -294,9 +315,10 @@ def _read_in_c(data: bytes, option: int, entries: int) -> bool:
             timestamp.append(True)
             raise ValueError("timestamp")
         if 0 <= code <= 7:
-            if not entries or may_hold_big_map(payload, entries):
+            # (memchr first: most payloads hold neither byte, and this runs once per ext)
+            if not entries or (0xDE in payload or 0xDF in payload) and may_hold_big_map(payload, entries):
                 found.append((payload, option))
-            elif _may_hold_timestamp(payload):
+            elif 255 in payload and _may_hold_timestamp(payload):
                 found.append((payload, any_keys))
 
     while pending:
