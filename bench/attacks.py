@@ -8,7 +8,7 @@ Every case runs in a child process (so a hang is cut at ``--timeout`` and a
 crash is reported, not suffered), decoding on a thread with a 2 MiB stack (what
 glibc gives every thread under ``ulimit -s unlimited``). Reported per case:
 outcome (value, or the error class), seconds, MB/s of stored bytes, and peak
-RSS growth per stored byte. The attack rows are tests/budget_attacks.py.
+RSS growth per stored byte. The attack rows are tests/support/budget_attacks.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-#: name -> (tag, expression building the row; ``A`` is tests/budget_attacks.py, ``S`` a Serializer, ``P`` bench/payloads.py)
+#: name -> (tag, expression building the row; ``A`` is tests/support/budget_attacks.py, ``S`` a Serializer, ``P`` bench/payloads.py)
 CASES: dict[str, tuple[str, str]] = {
     "fraction_exponent": ("msgpack", "A.fraction_exponent()"),
     "fraction_json": ("json", "A.fraction_json()"),
@@ -73,11 +73,11 @@ CASES: dict[str, tuple[str, str]] = {
 
 _CHILD = r"""
 import json, resource, sys, threading, time
-sys.path[:0] = [{serde_kit!r}, {repo!r} + "/tests", {repo!r} + "/bench"]
+sys.path[:0] = [{serde_kit!r}, {repo!r}, {repo!r} + "/bench"]
 # An editable install's import hook would find this checkout's serde_kit first.
 sys.meta_path = [finder for finder in sys.meta_path if "editable" not in repr(finder).lower()]
 import serde_kit  # before bench/payloads.py, which puts this repository first on sys.path
-import budget_attacks as A
+from tests.support import budget_attacks as A
 import payloads as P
 from serde_kit import Serializer
 S = Serializer()

@@ -9,6 +9,6 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-for p in (str(HERE), str(HERE.parent / "tests")):
+for p in (str(HERE), str(HERE.parent)):
     if p not in sys.path:
         sys.path.insert(0, p)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import payloads as P  # noqa: E402
 
 
@@ -30,8 +29,8 @@ def _serializers() -> dict[str, Any]:
 
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-    import strategy_types as T
     from serde_kit import Serializer, native
+    from tests.support import strategy_types as T
 
     logging.getLogger("langgraph").setLevel(logging.ERROR)
     before = native.ACTIVE

@@ -22,14 +22,13 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo
 
 REPO = Path(__file__).resolve().parent.parent
-for _p in (str(REPO), str(REPO / "tests")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+if str(REPO) not in sys.path:  # a script: the test types are imported as tests.support.*
+    sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 import ormsgpack  # noqa: E402
 
-import strategy_types as T  # noqa: E402
+from tests.support import strategy_types as T  # noqa: E402
 
 KIB = 1024
 MIB = 1024 * KIB

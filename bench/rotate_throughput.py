@@ -5,12 +5,14 @@
 
 Writes N rows under key k1 into the saver's writes table (SQLite: a file in a
 temporary directory; PostgreSQL and MariaDB: the private servers the tests use).
-Then, in the same run and on the same rows:
+Then, in the same run and on the same rows, interleaved
+(floor, rotate, floor, rotate, ..., floor):
 
-* the **floor**, before and after the rotations (an A/A control): the
-  tool's own claim and compare-and-swap statements, batch by batch as rotate
-  sends them, with no crypto at all (each pass flips the last byte of every
-  blob, then a second pass flips it back; one rate for the two);
+* the **floor**: the tool's own claim and compare-and-swap statements, batch
+  by batch and chunk by chunk exactly as rotate sends them (same batch class,
+  page sizes and chunks; PostgreSQL's chunks in pipeline mode), with no
+  crypto at all (each pass flips the last byte of every blob, then a second
+  pass flips it back; one rate for the two);
 * ``rotate(apply=True)`` without the verification pass, once per ``--modes``
   entry, each a further key rotation of every row (k1 -> k2 -> k3 ...):
   ``serial`` is the default, ``pipelined`` sets ``db.reads_ahead = True``
@@ -19,10 +21,20 @@ Then, in the same run and on the same rows:
   MariaDB the two modes run the same code: an A/A control);
 * ``verify`` alone.
 
+Before every timed pass the table is brought to the same state outside the
+clock (PostgreSQL: ``VACUUM``, so dead row versions of earlier passes do not
+pile up; SQLite: a WAL checkpoint), so passes compare like with like.
+
+Each rotation's share is of the mean of the two floors around it.  The summary
+line per dialect gives the median share and its range, and the **A/A spread**:
+how far each floor lies from the mean of its neighbours, i.e. the noise of
+the same code on the same rows in this run; a difference between rotate and
+the floor smaller than that spread is not evidence of anything.
+
 It prints rows/s (wall), rows per CPU-second of the tool process and of the
-database server, and rotate's share of the mean floor.  With several workers
-(PostgreSQL, MySQL) each runs ``rotate`` in its own process on the same
-database; they share the rows through SKIP LOCKED.
+database server.  With several workers (PostgreSQL, MySQL) each runs
+``rotate`` in its own process on the same database; they share the rows
+through SKIP LOCKED.
 """
 
 from __future__ import annotations
@@ -32,20 +44,21 @@ import multiprocessing
 import os
 import resource
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent))  # a script: the private servers are tests.support.*
 
 from serde_kit.crypto import EncryptedSerializer, Keyring  # noqa: E402
 from serde_kit.crypto.blob import CIPHER_NAME, build_header  # noqa: E402
 from serde_kit.serializer import Serializer  # noqa: E402
 from serde_kit.tools.db import SealedUnder, open_database  # noqa: E402
 from serde_kit.tools.db.paging import PageSizer  # noqa: E402
-from serde_kit.tools.rotate import rotate  # noqa: E402
+from serde_kit.tools.rotate import _chunked, rotate  # noqa: E402
 from serde_kit.tools.verify import verify  # noqa: E402
 
 K1 = bytes(range(32))
@@ -136,10 +149,15 @@ def _tree_cpu(pid: int) -> float:
 
 
 def server_cpu(server: object) -> float:
-    """CPU seconds the bench's database server has used so far (0 for SQLite)."""
+    """CPU seconds the bench's database server has used so far (0 for SQLite).
+
+    Waits a moment first: a PostgreSQL backend whose connection just closed is
+    counted neither live nor reaped until the postmaster reaps it.
+    """
     root = getattr(server, "root", None)
     if root is None:
         return 0.0
+    time.sleep(0.3)
     for pidfile in (Path(root) / "data" / "postmaster.pid", Path(root) / "mysqld.pid"):
         if pidfile.exists():
             return _tree_cpu(int(pidfile.read_text().split()[0]))
@@ -153,9 +171,10 @@ def _flip(blob: bytes) -> bytes:
 def floor_pass(kind: str, location: str, exclude: SealedUnder) -> tuple[int, float, float]:
     """rotate's statements without its crypto: claim, compare-and-swap, commit, batch after batch.
 
-    The same claim (``exclude`` as rotate's header), page sizes and batch
-    class as rotate; every blob gets its last byte flipped (so the UPDATE
-    really writes, as rotate's does).  Returns (rows, wall s, tool CPU s).
+    The same claim (``exclude`` as rotate's header), page sizes, batch class
+    and chunks (``compare_and_swap_chunks`` over rotate's ``_chunked``) as
+    rotate; every blob gets its last byte flipped (so the UPDATE really
+    writes, as rotate's does).  Returns (rows, wall s, tool CPU s).
     """
     with open_database(**{kind: location}, readonly=False) as db:
         db.check_writable()
@@ -167,7 +186,8 @@ def floor_pass(kind: str, location: str, exclude: SealedUnder) -> tuple[int, flo
             while True:
                 with db.batch(table, after=after, limit=sizer.limit, exclude=exclude) as batch:
                     rows = batch.rows
-                    applied = batch.compare_and_swap_many([(r, r.tag, _flip(r.blob)) for r in rows])
+                    chunks = ([(r, r.tag, _flip(r.blob)) for r in part] for part in _chunked(rows))
+                    applied = batch.compare_and_swap_chunks(chunks)
                 assert all(applied)
                 if not rows:
                     break
@@ -175,6 +195,18 @@ def floor_pass(kind: str, location: str, exclude: SealedUnder) -> tuple[int, flo
                 done += len(rows)
                 after = rows[-1].where
         return done, time.perf_counter() - t0, time.process_time() - c0
+
+
+def settle(kind: str, location: str) -> None:
+    """Bring the rows to the same state before a timed pass (outside the clock)."""
+    if kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as conn:
+            conn.execute("VACUUM checkpoint_writes")
+    elif kind == "sqlite":
+        with sqlite3.connect(location) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _worker(args: tuple[str, str, int, bool]) -> tuple[int, float, float]:
@@ -190,26 +222,36 @@ def _worker(args: tuple[str, str, int, bool]) -> tuple[int, float, float]:
 def rates(rows: int, seconds: float, cpu: float, server_seconds: float) -> dict[str, float]:
     return {
         "rows_s": rows / seconds,
-        # Load-independent(ish): rows per CPU-second of the tool and of the server.
+        # Load-independent(ish): rows per CPU-second of the tool and of the server, and of
+        # the two together (what a row costs the machine, wherever it runs).
         "rows_cpu_s": rows / max(cpu, 1e-9),
         "server_rows_cpu_s": rows / server_seconds if server_seconds > 0 else float("nan"),
+        "all_rows_cpu_s": rows / max(cpu + max(server_seconds, 0.0), 1e-9),
     }
+
+
+#: The floor's claim skips rows under this header; none is under it, so every row is claimed
+#: (rotate claims every row not under its new primary: all of them, each rotation).
+FLOOR_EXCLUDE = SealedUnder("+" + CIPHER_NAME, build_header("no-such-key"))
 
 
 def measure_floor(kind: str, location: str, rows: int, server: object) -> dict[str, float]:
     """Two floor passes (flip, flip back: the rows are as before), as one rate."""
-    s0 = server_cpu(server)
-    seconds = cpu = 0.0
+    seconds = cpu = server_seconds = 0.0
     for _ in range(2):
-        done, s, c = floor_pass(kind, location, SealedUnder("+" + CIPHER_NAME, build_header("k2")))
+        settle(kind, location)
+        s0 = server_cpu(server)
+        done, s, c = floor_pass(kind, location, FLOOR_EXCLUDE)
+        server_seconds += server_cpu(server) - s0
         assert done == rows, (done, rows)
         seconds, cpu = seconds + s, cpu + c
-    return rates(2 * rows, seconds, cpu, server_cpu(server) - s0)
+    return rates(2 * rows, seconds, cpu, server_seconds)
 
 
 def measure(
     kind: str, location: str, rows: int, workers: int, step: int, pipelined: bool, server: object = None
 ) -> dict[str, float]:
+    settle(kind, location)
     s0 = server_cpu(server)
     if workers == 1:
         changed, seconds, cpu = _worker((kind, location, step, pipelined))
@@ -234,17 +276,50 @@ def measure_verify(kind: str, location: str, rows: int, step: int) -> float:
     return rows / seconds
 
 
-def _line(kind: str, workers: int, what: str, m: dict[str, float], floor: float | None) -> str:
-    share = "" if floor is None else f"{m['rows_s'] / floor:>8.0%}"
+def _line(kind: str, workers: int, what: str, m: dict[str, float], floor: dict[str, float] | None) -> str:
+    wall = cpu = ""
+    if floor is not None:
+        wall = f"{m['rows_s'] / floor['rows_s']:.0%}"
+        cpu = f"{m['all_rows_cpu_s'] / floor['all_rows_cpu_s']:.0%}"
     return (
         f"{kind:10} {workers:>7} {what:18} {m['rows_s']:>10,.0f} {m['rows_cpu_s']:>14,.0f} "
-        f"{m['server_rows_cpu_s']:>16,.0f} {share:>8}  {os.getloadavg()[0]:.1f}"
+        f"{m['server_rows_cpu_s']:>16,.0f} {m['all_rows_cpu_s']:>12,.0f} {wall:>8} {cpu:>8}  {os.getloadavg()[0]:.1f}"
     )
+
+
+def _between(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    """The mean of two floors (the one before a rotation and the one after it)."""
+    return {k: (a[k] + b[k]) / 2 for k in a}
+
+
+def _spread(values: list[float]) -> str:
+    if not values:
+        return "-"
+    return f"median {statistics.median(values):.0%} ({min(values):.0%}-{max(values):.0%})"
+
+
+def summary(floors: list[dict[str, float]], rotations: list[tuple[str, dict[str, float]]]) -> list[str]:
+    """Each mode's share of its neighbouring floors, and the floors' own A/A spread (wall and CPU)."""
+    out = []
+    for key, what in (("rows_s", "wall"), ("all_rows_cpu_s", "CPU")):
+        values = [f[key] for f in floors]
+        for mode in dict.fromkeys(m for m, _ in rotations):
+            shares = [
+                r[key] / ((values[i] + values[i + 1]) / 2) for i, (m, r) in enumerate(rotations) if m == mode
+            ]
+            out.append(f"  {what:4} rotate {mode} / floor: {_spread(shares)} over {len(shares)} runs")
+        # A/A: each floor against the mean of the floors beside it (the ends: their one neighbour).
+        aa = []
+        for i, v in enumerate(values):
+            near = [values[j] for j in (i - 1, i + 1) if 0 <= j < len(values)]
+            aa.append(v / statistics.mean(near))
+        out.append(f"  {what:4} A/A, floor / neighbouring floors: {_spread(aa)} over {len(values)} floors")
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--dialects", default="sqlite,postgres,mysql")
     parser.add_argument("--workers", default="1")
     parser.add_argument("--modes", default="serial,pipelined,serial,pipelined")
@@ -254,17 +329,17 @@ def main() -> None:
     print(f"{args.rows:,} rows of 1 KiB; load = 1-minute load average after the pass")
     print(
         f"{'dialect':10} {'workers':>7} {'pass':18} {'rows/s':>10} {'rows/tool CPU s':>14} "
-        f"{'rows/server CPU s':>16} {'of floor':>8}  load"
+        f"{'rows/server CPU s':>16} {'rows/all CPU s':>12} {'of floor':>8} {'(CPU)':>8}  load"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.dialects.split(","):
             server = None
             if kind == "postgres":
-                from pg_server import PostgresServer
+                from tests.support.pg_server import PostgresServer
 
                 server = PostgresServer().start()
             elif kind == "mysql":
-                from mysql_server import MysqlServer
+                from tests.support.mysql_server import MysqlServer
 
                 server = MysqlServer().start()
             try:
@@ -277,19 +352,20 @@ def main() -> None:
                         location = fill_postgres(server.new_database("bench"), args.rows)
                     else:
                         location = fill_mysql(server.new_database("bench"), args.rows)
-                    # The floor before and after the rotations (an A/A control that also shows any drift
-                    # of the run, e.g. a WAL file grown by the first passes); rotate's share is of their mean.
-                    before = measure_floor(kind, location, args.rows, server)
-                    rotations = [
-                        (mode, measure(kind, location, args.rows, workers, step, mode == "pipelined", server))
-                        for step, mode in enumerate(modes, start=1)
-                    ]
-                    after = measure_floor(kind, location, args.rows, server)
-                    floor = (before["rows_s"] + after["rows_s"]) / 2
-                    print(_line(kind, 1, "floor (before)", before, floor), flush=True)
-                    for mode, m in rotations:
-                        print(_line(kind, workers, f"rotate {mode}", m, floor), flush=True)
-                    print(_line(kind, 1, "floor (after)", after, floor), flush=True)
+                    # floor, rotate, floor, rotate, ..., floor: each rotation between two floors,
+                    # so a drift of the run (load, the table's state) touches both sides alike.
+                    floors = [measure_floor(kind, location, args.rows, server)]
+                    print(_line(kind, 1, "floor", floors[0], None), flush=True)
+                    rotations: list[tuple[str, dict[str, float]]] = []
+                    for step, mode in enumerate(modes, start=1):
+                        m = measure(kind, location, args.rows, workers, step, mode == "pipelined", server)
+                        floors.append(measure_floor(kind, location, args.rows, server))
+                        rotations.append((mode, m))
+                        near = _between(floors[-2], floors[-1])
+                        print(_line(kind, workers, f"rotate {mode}", m, near), flush=True)
+                        print(_line(kind, 1, "floor", floors[-1], None), flush=True)
+                    for text in summary(floors, rotations):
+                        print(f"{kind:10} {text}", flush=True)
                     v = measure_verify(kind, location, args.rows, len(modes))
                     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                     print(f"{kind:10} {workers:>7} {'verify':18} {v:>10,.0f}   (peak RSS {rss:.0f} MiB)", flush=True)

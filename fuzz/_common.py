@@ -1,8 +1,8 @@
 """Shared pieces of the fuzz harnesses: import paths, tag table, value builder.
 
 The harnesses run as scripts (``python fuzz/fuzz_decode.py ...``), so this
-module puts the repository root and ``tests/`` (for the user test types and
-the strict comparison helper) on ``sys.path``.
+module puts the repository root on ``sys.path``: the user test types and the
+strict comparison helper are ``tests.support.*``.
 """
 
 from __future__ import annotations
@@ -11,12 +11,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-for p in (str(REPO), str(REPO / "tests")):
-    if p not in sys.path:
-        sys.path.insert(0, p)
-# Last: bench/compare.py must not shadow tests/compare.py (the strict comparison helper).
-if str(REPO / "bench") not in sys.path:
-    sys.path.append(str(REPO / "bench"))
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
 #: First input byte picks the type tag; the stored tags first, then wrong ones.
 TAGS = ["msgpack", "json", "bytes", "bytearray", "null", "pickle", "", "msgpack+aesgcm", "Msgpack", "msgpack\x00"]

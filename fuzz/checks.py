@@ -15,7 +15,7 @@ from typing import Any
 
 import _common
 
-import strategy_types as T
+from tests.support import strategy_types as T
 
 logging.getLogger("langgraph").setLevel(logging.ERROR)  # the stock reader logs every unregistered type
 
@@ -99,9 +99,9 @@ def check_resources(data: bytes) -> None:
 def check_roundtrip(data: bytes) -> None:
     """Build a value from the bytes; exact round trip; the stock readers read our bytes."""
     import atheris
-
     import values
-    from compare import assert_same
+
+    from tests.support.compare import assert_same
 
     s = _serializers()
     value = values.build(atheris.FuzzedDataProvider(data))
@@ -147,11 +147,11 @@ def check_native(data: bytes) -> None:
     """Arbitrary tag + bytes: the compiled reader and the pure path give identical values
     and types, or raise the same SerdeError subclass (tests/native/conftest.py)."""
     if not _native_pairs:
-        from native.conftest import make_pair
+        from tests.native.conftest import make_pair
 
         _native_pairs[False] = make_pair(allow=T.USER_TYPES)
         _native_pairs[True] = make_pair(allow=T.USER_TYPES, lenient=True)
-    from native.conftest import assert_same_outcome
+    from tests.native.conftest import assert_same_outcome
 
     fast, pure = _native_pairs[bool(data and data[0] >= 128)]
     assert_same_outcome(fast, pure, _common.split_tagged(data), "fuzz input")
@@ -160,8 +160,9 @@ def check_native(data: bytes) -> None:
 def warm_up() -> None:
     """Import and build everything before fuzzing starts, so the first input is not
     charged (against the per-input timeout) for importing langgraph and friends."""
-    import compare  # noqa: F401
     import values  # noqa: F401
+
+    from tests.support import compare  # noqa: F401
 
     _serializers()
 
@@ -210,7 +211,7 @@ def honest_row(size: int) -> bytes:
     import importlib.util
     import sys
 
-    # bench/ is not on sys.path (its compare.py is not tests/compare.py): load the module by path.
+    # bench/ is scripts, not a package: load the module by path.
     payloads = sys.modules.get("bench_payloads")
     if payloads is None:
         spec = importlib.util.spec_from_file_location("bench_payloads", _common.REPO / "bench" / "payloads.py")

@@ -2,7 +2,7 @@
 
 Input as for ``fuzz_decode.py`` (first byte: type tag and strict/lenient, the
 rest: the stored payload). Seeds are the attack rows of the security review
-(tests/budget_attacks.py, the ones small enough for libFuzzer's input size),
+(tests/support/budget_attacks.py, the ones small enough for libFuzzer's input size),
 so mutation starts next to every known attack class.
 
     python fuzz/fuzz_resources.py -max_total_time=60 fuzz/corpus/fuzz_resources

@@ -26,8 +26,9 @@ GOLDEN = _common.REPO / "tests" / "golden" / "data"
 
 
 def _samples() -> list:
-    import strategy_types as T
     from langchain_core.messages import AIMessage, HumanMessage
+
+    from tests.support import strategy_types as T
 
     return [
         None, b"raw", bytearray(b"ba"), 1, -(2**70), 1.5, "text", [1, (2, 3)], {(1, "a"): {2: "b"}},
@@ -51,8 +52,7 @@ def _write(harness: str, items: list[bytes]) -> int:
 
 def decode_seeds() -> list[bytes]:
     from serde_kit import Serializer
-
-    import strategy_types as T
+    from tests.support import strategy_types as T
 
     items = []
     manifest = json.loads((GOLDEN / "manifest.json").read_text())
@@ -69,6 +69,7 @@ def decode_seeds() -> list[bytes]:
 def encrypted_seeds() -> list[bytes]:
     import checks as F
     from langgraph.checkpoint.serde.encrypted import EncryptedSerializer as StockEncrypted
+
     from serde_kit.crypto import EncryptedSerializer, Keyring
 
     serializers = F._serializers()
@@ -93,8 +94,8 @@ def encrypted_seeds() -> list[bytes]:
 
 
 def resource_seeds() -> list[bytes]:
-    """The attack rows of tests/budget_attacks.py, sized to fit libFuzzer's inputs."""
-    import budget_attacks as A
+    """The attack rows of tests/support/budget_attacks.py, sized to fit libFuzzer's inputs."""
+    from tests.support import budget_attacks as A
 
     rows = [
         ("msgpack", A.fraction_exponent()), ("msgpack", A.fraction_kwargs()), ("json", A.fraction_json()),
@@ -117,7 +118,7 @@ def decode_dictionary() -> list[bytes]:
     """libFuzzer dictionary for the decoders: msgpack-encoded type names and ext headers."""
     import ormsgpack
 
-    import strategy_types as T
+    from tests.support import strategy_types as T
 
     names = {
         "builtins", "tuple", "set", "frozenset", "bytearray", "complex", "ValueError", "collections", "deque",

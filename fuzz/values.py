@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, Syst
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.types import Command, Interrupt, Send
 
-import strategy_types as T
+from tests.support import strategy_types as T
 
 MAX_DEPTH = 4
 MAX_WIDTH = 4

@@ -5,7 +5,7 @@
 # otherwise ONE line on stderr says exactly what to run, and the exit status is 3.
 # Usage: scripts/provision.sh   (scripts/test.sh runs it before the tests)
 #
-# Where the binaries are looked for is where tests/pg_server.py and tests/mysql_server.py
+# Where the binaries are looked for is where tests/support/pg_server.py and tests/support/mysql_server.py
 # look: $PG_BIN, /usr/lib/postgresql/*/bin, then PATH; $MARIADB_BIN, PATH, /usr/sbin, /usr/bin.
 # SERDE_KIT_SYSROOT (default: empty, i.e. /) prefixes those system directories, so a test can
 # act out a fresh machine by pointing it at an empty directory (tests/test_fresh_machine.py).

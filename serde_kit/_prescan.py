@@ -29,7 +29,6 @@ hashes of the values its ext hook builds (:func:`check` says which).
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +39,7 @@ from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["SMALL_ROW", "check", "flood_entries", "flood_work", "check_hash_collisions", "first_big_map", "may_hold_big_map", "scan"]
+__all__ = ["SMALL_ROW", "check", "first_big_map", "flood_entries", "flood_work", "may_hold_big_map", "scan"]
 
 #: Rows shorter than this are not prescanned (but for a timestamp search): the
 #: most keys of one hash they can hold (all tuples of 7 elements each 0 or "", whose
@@ -456,7 +455,7 @@ def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limi
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
     try:
-        check_hash_collisions(keys, limits, "map keys")
+        budget.check_hash_collisions(keys, limits, "map keys")
     except TypeError:  # an array key holding a map: msgspec would refuse it too
         raise MalformedDataError("not valid msgpack data: map keys must be hashable (an array key holds a map)") from None
 
@@ -464,20 +463,3 @@ def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limi
 def _as_key(value: Any) -> Any:
     # An array decoded on its own is a list; in key position the engine makes it a tuple.
     return tuple(_as_key(item) for item in value) if type(value) is list else value
-
-
-def check_hash_collisions(items: Any, limits: Limits, what: str) -> None:
-    """Raise :class:`LimitExceededError` when too many ``items`` share one hash value.
-
-    Strings are skipped: their hash is keyed per process, so stored data cannot
-    aim at it. Unhashable items raise ``TypeError``, as building the set would.
-    """
-    allowed = limits.max_hash_collisions
-    if len(items) <= allowed:
-        return
-    hashes = [hash(item) for item in items if type(item) is not str]
-    if len(hashes) <= allowed:
-        return
-    worst = collections.Counter(hashes).most_common(1)[0][1]
-    if worst > allowed:
-        raise limits.refuse("max_hash_collisions", f"{what} sharing one hash value", worst)

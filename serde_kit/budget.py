@@ -18,14 +18,16 @@ reads the row again with one. Honest rows pay nothing for the meter.
 
 from __future__ import annotations
 
+import collections
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from .errors import LimitExceededError
 from .limits import Limits
 
-__all__ = ["Meter", "NeedsMeter", "charge", "metered"]
+__all__ = ["Meter", "NeedsMeter", "charge", "check_hash_collisions", "metered"]
 
 
 class NeedsMeter(BaseException):
@@ -190,3 +192,21 @@ def _class_spans(tree: object) -> tuple[int, int]:
                 continue
             pending.extend(items)
     return classes, points
+
+
+def check_hash_collisions(items: Any, limits: Limits, what: str) -> None:
+    """Raise :class:`LimitExceededError` when too many ``items`` share one hash value
+    (:attr:`Limits.max_hash_collisions`): building a set or dict of them would be quadratic.
+
+    Strings are skipped: their hash is keyed per process, so stored data cannot
+    aim at it. Unhashable items raise ``TypeError``, as building the set would.
+    """
+    allowed = limits.max_hash_collisions
+    if len(items) <= allowed:
+        return
+    hashes = [hash(item) for item in items if type(item) is not str]
+    if len(hashes) <= allowed:
+        return
+    worst = collections.Counter(hashes).most_common(1)[0][1]
+    if worst > allowed:
+        raise limits.refuse("max_hash_collisions", f"{what} sharing one hash value", worst)

@@ -547,6 +547,13 @@ class Decoder:
         return self._unvalidated_warned
 
 
+def check_row(data: bytes, limits: Limits) -> None:
+    """Refuse a msgpack row whose layout breaks ``limits`` where the engine cannot bound it
+    (containers, hash floods of array keys, timestamps): the checks :meth:`Decoder.loads_checked`
+    runs before msgspec reads a row, for readers that do not build values (the tools' renderer)."""
+    _prescan.check(data, limits)
+
+
 def engine_error(exc: BaseException, data: bytes) -> SerdeError:
     """The typed error for what msgspec raised on a whole row."""
     if isinstance(exc, RecursionError):

@@ -1,4 +1,4 @@
-"""Suite-wide fixtures: the private PostgreSQL and MariaDB servers (tests/pg_server.py, tests/mysql_server.py).
+"""Suite-wide fixtures: the private PostgreSQL and MariaDB servers (tests/support/pg_server.py, mysql_server.py).
 
 Tests that use them are marked ``@pytest.mark.postgres`` / ``@pytest.mark.mysql``.
 Each server starts once per session, on first use; if it cannot start the
@@ -7,16 +7,12 @@ fixture fails with the server's log (it never skips).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-# Import by directory so this works whether or not tests/ is a package.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mysql_server import MysqlServer, MysqlStartError  # noqa: E402
-from pg_server import PostgresServer, PostgresStartError  # noqa: E402
+from tests.support.mysql_server import MysqlServer, MysqlStartError
+from tests.support.pg_server import PostgresServer, PostgresStartError
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """Allowlist entries are parsed strictly everywhere, ``allowlist scan`` sees what the application
 allows, and every fix a message suggests works when pasted as it is.
 
-The application's types (tests/user_app_types.py) include a nested class and a generic
+The application's types (tests/support/user_app_types.py) include a nested class and a generic
 pydantic model with two parameters, whose stored name (``Pair[int, str]``) holds a comma.
 """
 
@@ -20,7 +20,6 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-import user_app_types
 from serde_kit import (
     Allowlist,
     BlockedTypeError,
@@ -33,7 +32,8 @@ from serde_kit import (
     Serializer,
 )
 from serde_kit.cli import main
-from user_app_types import IntStrPair, Outer, Ticket
+from tests.support import user_app_types
+from tests.support.user_app_types import IntStrPair, Outer, Ticket
 
 VALUES: list[Any] = [Ticket("a"), Outer.Inner(2), IntStrPair(first=1, second="x")]
 APP_TYPES = [Ticket, Outer.Inner, IntStrPair]
@@ -93,7 +93,7 @@ def test_the_environment_and_files_are_as_strict(tmp_path: Path, monkeypatch: py
         Serializer()
     monkeypatch.delenv("SERDE_KIT_ALLOW")
     allow_file = tmp_path / "allow.txt"
-    allow_file.write_text("# app types\nuser_app_types:Ticket\na:B,c:D\n")
+    allow_file.write_text("# app types\ntests.support.user_app_types:Ticket\na:B,c:D\n")
     monkeypatch.setenv("SERDE_KIT_ALLOW_FILE", str(allow_file))
     with pytest.raises(ConfigError, match=rf"{re.escape(str(allow_file))}:3: allowlist entry 'a:B,c:D' holds several"):
         Serializer()
@@ -125,7 +125,7 @@ def _snippets_of(message: str) -> tuple[str, str, str, str]:
     pair = re.search(r"(Serializer\(allow=\[\('[^)]*'\)\]\))", message)
     env = re.search(r"SERDE_KIT_ALLOW=(\S+)$", message)
     assert classes and pair and env, message
-    return classes[1], imported[1] if imported else f"from user_app_types import {classes[1].split('.')[0].split('[')[0]}", pair[1], env[1]
+    return classes[1], imported[1] if imported else f"from tests.support.user_app_types import {classes[1].split('.')[0].split('[')[0]}", pair[1], env[1]
 
 
 @pytest.mark.parametrize("value", VALUES, ids=["dataclass", "nested", "generic"])
@@ -163,7 +163,7 @@ def test_scan_snippets_each_make_the_check_pass(
 ) -> None:
     assert main(["allowlist", "scan", "--sqlite", str(app_db), "--check", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert sorted(report["missing"]) == ["user_app_types:Outer.Inner", "user_app_types:Pair[int, str]", "user_app_types:Ticket"]
+    assert sorted(report["missing"]) == ["tests.support.user_app_types:Outer.Inner", "tests.support.user_app_types:Pair[int, str]", "tests.support.user_app_types:Ticket"]
     snippets = report["snippets"]
     # In code: the application reads its rows with exactly that serializer.
     assert read_back(app_db, eval(snippets["code"], {"Serializer": Serializer})) == VALUES
@@ -188,10 +188,10 @@ def test_scan_takes_the_allowlist_the_application_has_in_code(
     monkeypatch.setitem(sys.modules, "my_checkpointer", None)
     del sys.modules["my_checkpointer"]  # (restored to absent afterwards)
     args = ["allowlist", "scan", "--sqlite", str(app_db), "--check", "-q"]
-    flags = ["--allow", "user_app_types:Ticket", "--allow", "user_app_types:Outer.Inner", "--allow", "user_app_types:Pair"]
+    flags = ["--allow", "tests.support.user_app_types:Ticket", "--allow", "tests.support.user_app_types:Outer.Inner", "--allow", "tests.support.user_app_types:Pair"]
     assert main([*args, *flags]) == 0
     assert main([*args, *flags[:4]]) == 1
-    assert "user_app_types:Pair[int, str]" in capsys.readouterr().out
+    assert "tests.support.user_app_types:Pair[int, str]" in capsys.readouterr().out
     (tmp_path / "allow.txt").write_text("\n".join(flags[1::2]) + "\n")
     assert main([*args, "--allow-file", str(tmp_path / "allow.txt")]) == 0
     # The application's own object, imported: a serializer, an encrypted one, a saver.
@@ -199,7 +199,7 @@ def test_scan_takes_the_allowlist_the_application_has_in_code(
         "import sqlite3\n"
         "from langgraph.checkpoint.sqlite import SqliteSaver\n"
         "from serde_kit import EncryptedSerializer, Keyring, Serializer\n"
-        "from user_app_types import IntStrPair, Outer, Ticket\n"
+        "from tests.support.user_app_types import IntStrPair, Outer, Ticket\n"
         "serde = Serializer(allow=[Ticket, Outer.Inner, IntStrPair])\n"
         "encrypted = EncryptedSerializer(serde, Keyring({'k1': bytes(32)}, primary='k1'))\n"
         "saver = SqliteSaver(sqlite3.connect(':memory:', check_same_thread=False), serde=encrypted)\n"
@@ -218,7 +218,7 @@ def test_rotate_names_every_refused_type_of_a_row_with_one_fix(app_db: Path, cap
     assert main(args) == 1
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("refused:"))
-    for shown in ("user_app_types.Ticket", "user_app_types.Outer.Inner", "user_app_types.Pair[int, str]"):
+    for shown in ("tests.support.user_app_types.Ticket", "tests.support.user_app_types.Outer.Inner", "tests.support.user_app_types.Pair[int, str]"):
         assert shown in line
     fix = re.search(r"add (--allow \S+(?: --allow \S+)*) \(or SERDE_KIT_ALLOW\)", line)
     assert fix, line
@@ -278,7 +278,7 @@ def test_a_read_meeting_several_refused_types_names_them_all_with_one_fix(monkey
             reader.loads_typed(stored)
         message = str(info.value)
         assert message.startswith("refused to build 3 types this row holds")
-        for shown in ("user_app_types.Ticket", "user_app_types.Outer.Inner", "user_app_types.Pair[int, str]"):
+        for shown in ("tests.support.user_app_types.Ticket", "tests.support.user_app_types.Outer.Inner", "tests.support.user_app_types.Pair[int, str]"):
             assert shown in message
     # Either fix, pasted, reads the row in one go.
     fix = re.search(r"(Serializer\(allow=\[.*\]\)), or SERDE_KIT_ALLOW=(\S+)$", message)
@@ -313,7 +313,7 @@ def test_a_write_meeting_several_refused_classes_names_them_all_with_one_fix(mon
 
 
 def test_a_single_refused_class_keeps_its_own_message() -> None:
-    with pytest.raises(EncodeError, match=r"^user_app_types.Ticket is not in this serializer's allowlist"):
+    with pytest.raises(EncodeError, match=r"^tests.support.user_app_types.Ticket is not in this serializer's allowlist"):
         Serializer().dumps_typed([Ticket("a"), Ticket("b")])
     with pytest.raises(EncodeError, match="no faithful encoding"):
         Serializer().dumps_typed([object(), Ticket("a"), Outer.Inner(1)])  # another refusal comes first

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import sample_types as t
 from serde_kit import Allowlist, BlockedTypeError, ConfigError, Serializer
+from tests.support import sample_types as t
 
 
 def test_defaults_cover_stdlib_langgraph_and_messages_but_not_user_types():
@@ -18,15 +18,15 @@ def test_defaults_cover_stdlib_langgraph_and_messages_but_not_user_types():
     assert allowlist.allows("datetime", "datetime")
     assert allowlist.allows("langchain_core.messages.ai", "AIMessage")
     assert allowlist.allows("langgraph.types", "Send")
-    assert not allowlist.allows("sample_types", "Doc")
+    assert not allowlist.allows("tests.support.sample_types", "Doc")
     assert not allowlist.allows("os", "system")
     assert not Allowlist(defaults=False).allows("datetime", "datetime")
 
 
 def test_entries_as_classes_pairs_and_strings():
-    allowlist = Allowlist([t.Doc, ("sample_types", "Point"), "sample_types:Color"])
-    assert {("sample_types", "Doc"), ("sample_types", "Point"), ("sample_types", "Color")} <= set(allowlist)
-    assert t.Doc in allowlist and "sample_types:Point" in allowlist
+    allowlist = Allowlist([t.Doc, ("tests.support.sample_types", "Point"), "tests.support.sample_types:Color"])
+    assert {("tests.support.sample_types", "Doc"), ("tests.support.sample_types", "Point"), ("tests.support.sample_types", "Color")} <= set(allowlist)
+    assert t.Doc in allowlist and "tests.support.sample_types:Point" in allowlist
 
 
 @pytest.mark.parametrize("bad", ["no-colon", ":x", ("a",), 42, ("a", "")])
@@ -37,11 +37,11 @@ def test_malformed_entries_raise_config_error(bad):
 
 def test_from_env_reads_variable_and_file(tmp_path: Path):
     path = tmp_path / "allow.txt"
-    path.write_text("# our models\nsample_types:Doc\n\nsample_types:Point  # trailing comment\n")
-    env = {"SERDE_KIT_ALLOW": "sample_types:Color, sample_types:Level", "SERDE_KIT_ALLOW_FILE": str(path)}
+    path.write_text("# our models\ntests.support.sample_types:Doc\n\ntests.support.sample_types:Point  # trailing comment\n")
+    env = {"SERDE_KIT_ALLOW": "tests.support.sample_types:Color, tests.support.sample_types:Level", "SERDE_KIT_ALLOW_FILE": str(path)}
     allowlist = Allowlist.from_env(env)
     for name in ("Doc", "Point", "Color", "Level"):
-        assert allowlist.allows("sample_types", name)
+        assert allowlist.allows("tests.support.sample_types", name)
 
 
 def test_from_env_errors_name_the_source(tmp_path: Path):
@@ -56,7 +56,7 @@ def test_from_env_errors_name_the_source(tmp_path: Path):
 
 
 def test_serializer_default_allowlist_comes_from_the_environment(monkeypatch):
-    monkeypatch.setenv("SERDE_KIT_ALLOW", "sample_types:Doc")
+    monkeypatch.setenv("SERDE_KIT_ALLOW", "tests.support.sample_types:Doc")
     serde = Serializer()
     assert serde.loads_typed(serde.dumps_typed(t.Doc("x"))) == t.Doc("x")
 
@@ -64,11 +64,11 @@ def test_serializer_default_allowlist_comes_from_the_environment(monkeypatch):
 def test_from_schema_walks_typeddict_models_dataclasses_and_forms():
     derived = set(Allowlist.from_schema(t.State, defaults=False))
     assert derived == {
-        ("sample_types", "Doc"),
-        ("sample_types", "Outer"),
-        ("sample_types", "Inner"),
-        ("sample_types", "Color"),
-        ("sample_types", "Point"),
+        ("tests.support.sample_types", "Doc"),
+        ("tests.support.sample_types", "Outer"),
+        ("tests.support.sample_types", "Inner"),
+        ("tests.support.sample_types", "Color"),
+        ("tests.support.sample_types", "Point"),
     }
 
 
@@ -80,7 +80,7 @@ def test_from_graph_uses_the_builder_schemas():
     builder.add_edge(START, "n")
     builder.add_edge("n", END)
     derived = Allowlist.from_graph(builder.compile())
-    assert derived.allows("sample_types", "Outer") and derived.allows("sample_types", "Doc")
+    assert derived.allows("tests.support.sample_types", "Outer") and derived.allows("tests.support.sample_types", "Doc")
 
 
 def test_blocked_type_is_refused_before_its_module_is_imported(tmp_path: Path):
@@ -144,8 +144,8 @@ def test_allowing_a_class_allows_the_types_its_fields_declare():
     serde = Serializer(allow=[t.Outer], allowlist=Allowlist())
     value = t.Outer(name="n", items=[t.Inner(n=1)], aliasField=2)
     assert serde.loads_typed(serde.dumps_typed(value)) == value
-    assert Allowlist([t.State], defaults=False).allows("sample_types", "Doc")  # TypedDict fields too
-    assert set(Allowlist([t.Outer], defaults=False)) == {("sample_types", "Outer"), ("sample_types", "Inner")}
+    assert Allowlist([t.State], defaults=False).allows("tests.support.sample_types", "Doc")  # TypedDict fields too
+    assert set(Allowlist([t.Outer], defaults=False)) == {("tests.support.sample_types", "Outer"), ("tests.support.sample_types", "Inner")}
 
 
 def test_a_pair_or_string_entry_allows_just_the_class():
@@ -158,9 +158,9 @@ def test_a_pair_or_string_entry_allows_just_the_class():
     # own schema (nothing in the row names a class), as stock rows are read.
     declared = t.Outer(name="n", items=[t.Inner(n=1)], aliasField=2)
     declared_row = Serializer(allow=[t.Outer]).dumps_typed(declared)
-    for entry in (type_key(t.Outer), "sample_types:Outer"):
-        assert set(Allowlist([entry], defaults=False)) == {("sample_types", "Outer")}
-        with pytest.raises(BlockedTypeError, match="sample_types.Inner"):
+    for entry in (type_key(t.Outer), "tests.support.sample_types:Outer"):
+        assert set(Allowlist([entry], defaults=False)) == {("tests.support.sample_types", "Outer")}
+        with pytest.raises(BlockedTypeError, match="tests.support.sample_types.Inner"):
             Serializer(allow=[entry]).loads_typed(row)
         assert Serializer(allow=[entry]).loads_typed(declared_row) == declared
 
@@ -217,7 +217,7 @@ def test_each_fix_the_encode_error_suggests_works(value, monkeypatch):
 def test_a_method_outside_the_fixed_table_is_refused_without_suggesting_an_allow():
     import ormsgpack
 
-    data = ormsgpack.packb(ormsgpack.Ext(3, ormsgpack.packb(["sample_types", "Doc", "x", "from_json"])))
+    data = ormsgpack.packb(ormsgpack.Ext(3, ormsgpack.packb(["tests.support.sample_types", "Doc", "x", "from_json"])))
     for serde in (Serializer(), Serializer(allow=[t.Doc])):  # allowing the type would not help
         with pytest.raises(BlockedTypeError, match="may be called") as info:
             serde.loads(data)

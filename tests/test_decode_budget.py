@@ -1,6 +1,6 @@
 """The decode budget: every attack class of the security review ends in a typed error.
 
-Each test feeds the hostile bytes of one finding (tests/budget_attacks.py) and
+Each test feeds the hostile bytes of one finding (tests/support/budget_attacks.py) and
 checks the error and the limit it names; honest values next to each attack
 still decode exactly. None of these depends on the machine's speed: a
 regression would hang, and pytest-timeout would report it.
@@ -16,10 +16,10 @@ import threading
 import uuid
 import warnings
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
-import budget_attacks as attack
 from serde_kit import (
     Allowlist,
     BlockedTypeError,
@@ -34,8 +34,11 @@ from serde_kit import (
     Serializer,
     UnknownTagError,
 )
+from tests.support import budget_attacks as attack
 
 SERDE = Serializer()
+
+REPO = Path(__file__).resolve().parent.parent  # the children import tests.support.budget_attacks from here
 
 
 def refused(data: bytes, limit: str, *, tag: str = "msgpack", serde: Serializer = SERDE) -> LimitExceededError:
@@ -247,8 +250,7 @@ def test_hostile_nesting_never_crashes_a_small_thread_stack():
     script = textwrap.dedent(
         """
         import sys, threading
-        sys.path.insert(0, "tests")
-        import budget_attacks as attack
+        from tests.support import budget_attacks as attack
         from serde_kit import Serializer, DecodeError
 
         serde = Serializer()
@@ -279,7 +281,7 @@ def test_hostile_nesting_never_crashes_a_small_thread_stack():
         print(",".join(seen))
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     outcomes = done.stdout.strip().split(",")
     # Under the default recursion limit every bomb is refused; an application
@@ -309,8 +311,7 @@ def test_running_out_of_memory_is_a_typed_error_not_a_hang():
     script = textwrap.dedent(
         """
         import resource, sys
-        sys.path.insert(0, "tests")
-        import budget_attacks as attack
+        from tests.support import budget_attacks as attack
         from serde_kit import Serializer, Limits, LimitExceededError
 
         data = attack.empty_maps(30_000_000)
@@ -324,7 +325,7 @@ def test_running_out_of_memory_is_a_typed_error_not_a_hang():
             print("refused", exc.limit)
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "refused max_containers"
 
@@ -579,7 +580,7 @@ def test_running_out_of_memory_while_decoding_is_a_limit_error():
                 print(row[0], exc.limit)
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["msgpack", "max_containers", "json", "max_containers"], done.stderr[-2000:]
 
 
@@ -590,9 +591,9 @@ def test_running_out_of_memory_while_decoding_is_a_limit_error():
 def test_validate_always_refuses_a_model_that_fails_validation(bypass, fields, failing):
     data = attack.model_row(attack.Approval, fields)
     strict = Serializer(allow=[attack.Approval], validate="always")
-    with pytest.raises(RebuildError, match=rf"budget_attacks.Approval does not validate \(.*{failing}") as info:
+    with pytest.raises(RebuildError, match=rf"tests.support.budget_attacks.Approval does not validate \(.*{failing}") as info:
         strict.loads(data)
-    assert (info.value.module, info.value.name) == ("budget_attacks", "Approval")
+    assert (info.value.module, info.value.name) == ("tests.support.budget_attacks", "Approval")
     assert strict.loads(attack.model_row(attack.Approval, attack.GOOD_APPROVAL)) == attack.Approval(**attack.GOOD_APPROVAL)
 
 
@@ -609,7 +610,7 @@ def test_auto_builds_an_unvalidated_model_as_stock_does_but_warns_once_per_class
         warnings.simplefilter("always")
         built = [serde.loads(data) for data in rows]
     assert [b.amount for b in built] == [-5, 5, 5, 5] and built[1].kind == "wire"
-    assert [str(w.message).split(" (")[0] for w in caught] == ["stored budget_attacks.Approval does not validate"]
+    assert [str(w.message).split(" (")[0] for w in caught] == ["stored tests.support.budget_attacks.Approval does not validate"]
     assert caught[0].category is SerdeWarning
 
 
@@ -656,8 +657,7 @@ def test_the_smallest_supported_thread_stack_survives_every_prescan_path():
     script = textwrap.dedent(
         """
         import sys, threading
-        sys.path.insert(0, "tests")
-        import budget_attacks as attack
+        from tests.support import budget_attacks as attack
         from serde_kit import DecodeError, Serializer
         from serde_kit._stack import SMALLEST_THREAD_STACK
 
@@ -682,7 +682,7 @@ def test_the_smallest_supported_thread_stack_survives_every_prescan_path():
         print(",".join(seen))
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().split(",") == ["MalformedDataError"] * 2 + ["value"] + ["MalformedDataError"] * 2
 
@@ -691,8 +691,7 @@ def test_big_recursion_limits_reuse_one_helper_thread_and_fail_typed_when_none_c
     script = textwrap.dedent(
         """
         import resource, sys, threading
-        sys.path.insert(0, "tests")
-        import budget_attacks as attack
+        from tests.support import budget_attacks as attack
         from serde_kit import DecodeError, SerdeError, Serializer
 
         serde = Serializer()
@@ -710,7 +709,7 @@ def test_big_recursion_limits_reuse_one_helper_thread_and_fail_typed_when_none_c
             print(type(exc).__name__, isinstance(exc, RuntimeError))
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:2] == ["threads 1", "HelperThreadError True"], done.stdout + done.stderr[-2000:]
 
@@ -737,7 +736,7 @@ def test_an_unvalidated_model_is_reported_to_langgraphs_serde_listeners_once():
                 serde.loads(attack.model_row(attack.Approval, fields))
     finally:
         unregister()
-    assert seen == [{"kind": "msgpack_model_unvalidated", "module": "budget_attacks", "name": "Approval"}]
+    assert seen == [{"kind": "msgpack_model_unvalidated", "module": "tests.support.budget_attacks", "name": "Approval"}]
 
 
 # --- floods the byte-level prefilter once let through ------------------------------

@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEMO = str(EXAMPLES / "demo.py")
-sys.path.insert(0, str(EXAMPLES))
-import demo  # noqa: E402  (examples/demo.py, the module name its own processes store types under)
+
+
+def _import_demo() -> ModuleType:
+    """examples/demo.py imported as ``demo``: the module name its own processes store types under."""
+    if "demo" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("demo", DEMO)
+        assert spec is not None and spec.loader is not None
+        sys.modules["demo"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["demo"])
+    return sys.modules["demo"]
+
+
+demo = _import_demo()
 
 
 def test_demo_story(tmp_path: Path, monkeypatch) -> None:

@@ -9,8 +9,8 @@ import uuid
 import ormsgpack
 import pytest
 
-import sample_types as t
 from serde_kit import Serializer
+from tests.support import sample_types as t
 
 SERDE = Serializer(allow=[t.Color, t.Level])
 

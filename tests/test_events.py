@@ -15,8 +15,8 @@ import pytest
 from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from sample_types import Doc, Point
 from serde_kit import Allowlist, BlockedTypeError, LenientDecodeWarning, Serializer, events
+from tests.support.sample_types import Doc, Point
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_allow_everything_reports_unregistered_types_once(seen: list[dict[str, A
     row = _stock_row([Doc("a.txt", 3), Doc("b.txt", 4)])
     serde = Serializer(allowlist=Allowlist.allow_everything_unsafe())
     assert serde.loads_typed(row) == [Doc("a.txt", 3), Doc("b.txt", 4)]
-    assert seen == [{"kind": "msgpack_unregistered_allowed", "module": "sample_types", "name": "Doc"}]
+    assert seen == [{"kind": "msgpack_unregistered_allowed", "module": "tests.support.sample_types", "name": "Doc"}]
     seen.clear()
     serde.loads_typed(row)  # the verdict is cached per serializer: not reported again
     assert seen == []
@@ -101,7 +101,7 @@ def test_counting_refusals_as_the_events_module_documents(seen: list[dict[str, A
                 serde.loads_typed(_stock_row(Doc("a.txt", 3)))
     finally:
         unregister()
-    assert refused == Counter({("msgpack_blocked", "sample_types", "Doc"): 3})
+    assert refused == Counter({("msgpack_blocked", "tests.support.sample_types", "Doc"): 3})
     assert events.__doc__ is not None and "register_serde_event_listener(" in events.__doc__
 
 
@@ -125,7 +125,7 @@ def test_each_refusal_is_reported_once_though_a_small_row_is_read_twice(seen: li
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LenientDecodeWarning)
         assert Serializer(allow=[Doc], lenient=True).loads_typed(row)[1] == Doc("b.txt", 4)
-    assert seen == [{"kind": "msgpack_blocked", "module": "sample_types", "name": "Point"}]
+    assert seen == [{"kind": "msgpack_blocked", "module": "tests.support.sample_types", "name": "Point"}]
 
 
 def test_without_langgraph_a_refusal_still_raises_and_emits_nothing() -> None:

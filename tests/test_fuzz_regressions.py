@@ -7,22 +7,19 @@ minimal, readable test below.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.fuzz_scripts import fuzz_module
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "fuzz"))
-
-import checks  # noqa: E402
-
-import strategy_types as T  # noqa: E402
-from compare import assert_same  # noqa: E402
-from serde_kit import Serializer  # noqa: E402
-
-from strategies import OPEN_FINDINGS  # noqa: E402
+checks = fuzz_module("checks")
+from serde_kit import Serializer
+from tests.support import strategy_types as T
+from tests.support.compare import assert_same
+from tests.support.strategies import OPEN_FINDINGS
 
 SAVED = sorted((REPO / "fuzz" / "regressions").glob("*/*"))
 _OPEN: dict[str, tuple[str, str]] = {}  # saved input name -> (open finding, reason)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from strategies import AVOID
+from tests.support.strategies import AVOID
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESSES = ["fuzz_decode", "fuzz_resources", "fuzz_cost", "fuzz_roundtrip", "fuzz_encrypted"]
@@ -46,7 +46,7 @@ def test_harness_runs_without_findings(harness: str, tmp_path: Path) -> None:
         text=True,
         timeout=120,
         cwd=REPO,
-        # Steer around findings that are pinned by xfail tests (see tests/strategies.py).
+        # Steer around findings that are pinned by xfail tests (see tests/support/strategies.py).
         env={**os.environ, "FUZZ_AVOID": ",".join(sorted(AVOID)), "FUZZ_COST_REPORT_ONLY": "1"},
     )
     log = proc.stderr + proc.stdout

@@ -15,27 +15,19 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-# The golden bytes name types by their import path ("tests.golden.golden_types"),
-# so the repository root must be importable whatever pytest's rootdir handling does.
-_ROOT = Path(__file__).resolve().parents[1]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
+from serde_kit import BlockedTypeError, EncodeError, Serializer
+from tests.golden.cases import CASES, GOLDEN_CASES, STOCK_VERSION, Case
+from tests.golden.compare import assert_no_worse, assert_same, same, with_arrays
+from tests.golden.golden_types import ALL_TYPES
 
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
-
-from serde_kit import BlockedTypeError, EncodeError, Serializer  # noqa: E402
-from tests.golden.cases import CASES, GOLDEN_CASES, STOCK_VERSION, Case  # noqa: E402
-from tests.golden.compare import assert_no_worse, assert_same, same, with_arrays  # noqa: E402
-from tests.golden.golden_types import ALL_TYPES  # noqa: E402
-
-DATA = _ROOT / "tests" / "golden" / "data"
+DATA = Path(__file__).resolve().parent / "golden" / "data"
 MANIFEST = json.loads((DATA / "manifest.json").read_text())
 
 STOCK_PERMISSIVE = JsonPlusSerializer(allowed_msgpack_modules=True)

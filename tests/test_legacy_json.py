@@ -7,8 +7,8 @@ import json
 import pytest
 from langchain_core.messages import HumanMessage
 
-import sample_types as t
 from serde_kit import BlockedTypeError, MalformedDataError, RebuildError, Serializer
+from tests.support import sample_types as t
 
 
 def row(obj) -> tuple[str, bytes]:
@@ -16,7 +16,7 @@ def row(obj) -> tuple[str, bytes]:
 
 
 def test_lc2_constructor_for_allowed_types():
-    data = row({"lc": 2, "type": "constructor", "id": ["sample_types", "Doc"], "kwargs": {"title": "a"}})
+    data = row({"lc": 2, "type": "constructor", "id": ["tests.support.sample_types", "Doc"], "kwargs": {"title": "a"}})
     assert Serializer(allow=[t.Doc]).loads_typed(data) == t.Doc("a")
 
 
@@ -32,7 +32,7 @@ def test_lc2_blocked_and_failing():
     data = row({"lc": 2, "type": "constructor", "id": ["os", "system"], "args": ["id"]})
     with pytest.raises(BlockedTypeError, match="os.system"):
         Serializer().loads_typed(data)
-    failing = row({"lc": 2, "type": "constructor", "id": ["sample_types", "Doc"], "kwargs": {"nope": 1}})
+    failing = row({"lc": 2, "type": "constructor", "id": ["tests.support.sample_types", "Doc"], "kwargs": {"nope": 1}})
     with pytest.raises(RebuildError):
         Serializer(allow=[t.Doc]).loads_typed(failing)
 

@@ -6,8 +6,8 @@ import warnings
 
 import pytest
 
-import sample_types as t
 from serde_kit import LenientDecodeWarning, Serializer
+from tests.support import sample_types as t
 
 WRITER = Serializer(allow=[t.Doc, t.Inner, t.NotAllowed])
 
@@ -24,7 +24,7 @@ def test_blocked_types_come_back_raw_with_one_warning_per_type():
     ]
     assert len(record) == 2
     messages = " ".join(str(w.message) for w in record)
-    assert "sample_types.Doc" in messages and "sample_types.NotAllowed" in messages
+    assert "tests.support.sample_types.Doc" in messages and "tests.support.sample_types.NotAllowed" in messages
     assert "lost" in messages
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -36,7 +36,7 @@ def test_lenient_also_covers_types_that_fail_to_rebuild():
     # not validate reads back as stored, issue 9).
     import ormsgpack
 
-    envelope = ["sample_types", "Inner", {"n": "x", "when": None, "bogus": 1}, "model_validate_json"]
+    envelope = ["tests.support.sample_types", "Inner", {"n": "x", "when": None, "bogus": 1}, "model_validate_json"]
     data = ("msgpack", ormsgpack.packb(ormsgpack.Ext(5, ormsgpack.packb(envelope))))
     with pytest.warns(LenientDecodeWarning, match="could not be rebuilt"):
         assert Serializer(allow=[t.Inner], lenient=True).loads_typed(data) == {"n": "x", "when": None, "bogus": 1}

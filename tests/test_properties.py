@@ -11,14 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-
-import strategies as S
-import strategy_types as T
-from compare import Mismatch, assert_same, is_same, safe_repr, writeable_not_checked
-from serde_kit import BlockedTypeError, EncodeError, RebuildError, SerdeError, Serializer
+from hypothesis import assume, given, settings, strategies as st
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from serde_kit import BlockedTypeError, EncodeError, RebuildError, SerdeError, Serializer
+from tests.support import strategies as S, strategy_types as T
+from tests.support.compare import Mismatch, assert_same, is_same, safe_repr, writeable_not_checked
 
 SER = Serializer(allow=T.USER_TYPES)
 STOCK_PERMISSIVE = JsonPlusSerializer(allowed_msgpack_modules=True)

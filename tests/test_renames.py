@@ -14,7 +14,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from serde_kit import BlockedTypeError, ConfigError, EncryptedSerializer, Keyring, Serializer
 from serde_kit.cli import main
-from user_app_types import IntStrPair, Outer, Pair, Ticket
+from tests.support.user_app_types import IntStrPair, Outer, Pair, Ticket
 
 
 def _row(code: int, *envelope: object) -> tuple[str, bytes]:
@@ -35,7 +35,7 @@ def test_rows_under_old_names_read_as_the_classes_of_now() -> None:
     assert serde.loads_typed(OLD_INNER) == Outer.Inner(3)
     # New rows are written under the new name, and read without the map.
     tag, data = serde.dumps_typed(serde.loads_typed(OLD_TICKET))
-    assert b"user_app_types" in data and b"billing" not in data
+    assert b"tests.support.user_app_types" in data and b"billing" not in data
     assert Serializer(allow=[Ticket]).loads_typed((tag, data)) == Ticket("t")
 
 
@@ -65,9 +65,9 @@ def test_copies_and_encryption_keep_the_map() -> None:
     ("renames", "says"),
     [
         ({Ticket: Ticket}, "is a class: give the old name"),
-        ({"billing.models:OldTicket": "user_app_types:Ticket"}, "must be the class to build now"),
+        ({"billing.models:OldTicket": "tests.support.user_app_types:Ticket"}, "must be the class to build now"),
         ({"billing.models:OldTicket,x:Y": Ticket}, "holds several types"),
-        ({"user_app_types:Ticket": Ticket}, "nothing to rename"),
+        ({"tests.support.user_app_types:Ticket": Ticket}, "nothing to rename"),
         ([("a:B", Ticket)], "must be a mapping"),
     ],
 )
@@ -95,7 +95,7 @@ def test_the_tools_see_renamed_rows_as_covered(tmp_path: Path, monkeypatch: pyte
         )
     (tmp_path / "app_serde.py").write_text(
         "from serde_kit import Serializer\n"
-        "from user_app_types import Ticket\n"
+        "from tests.support.user_app_types import Ticket\n"
         "serde = Serializer(renames={'billing.models:OldTicket': Ticket})\n"
     )
     args = ["allowlist", "scan", "--sqlite", str(db), "--check", "-q"]

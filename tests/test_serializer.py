@@ -38,7 +38,7 @@ def test_unsupported_values_raise_encode_error_with_advice():
 
 
 def test_pickle_is_a_named_opt_in_door():
-    from sample_types import Opaque
+    from tests.support.sample_types import Opaque
 
     with pytest.raises(UnknownTagError, match="pickle_fallback=True"):
         Serializer().loads_typed(("pickle", b"\x80\x05N."))
@@ -63,7 +63,7 @@ def test_only_one_module_imports_pickle():
 
 
 def test_with_allow_returns_a_widened_copy():
-    import sample_types as t
+    from tests.support import sample_types as t
 
     base = Serializer()
     wider = base.with_allow(t.Doc)

@@ -5,13 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-import strategies as S
-import strategy_types as T
-from compare import assert_same
 from serde_kit import EncodeError, Limits, Serializer
+from tests.support import strategies as S, strategy_types as T
+from tests.support.compare import assert_same
 
 DEFAULT = Serializer(allow=T.USER_TYPES)
 #: The row-layout limits a writer checks; the value budgets (digits, text, regex,

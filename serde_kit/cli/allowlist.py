@@ -81,12 +81,12 @@ def scan_text(report: ScanReport) -> str:
 
 def _cmd_scan(args: argparse.Namespace) -> int:
     from serde_kit.tools.inspect import RowDecoder, keyring_from_env
-    from serde_kit.tools.scan import scan_store
+    from serde_kit.tools.scan import scan
 
     decoder = RowDecoder(keyring_from_env())
     allowlist = allowlist_from_args(args)
     with open_from_args(args) as db:
-        report = scan_store(
+        report = scan(
             db, decoder=decoder, allowlist=allowlist, batch_size=args.batch_size, progress=progress_for(args.quiet)
         )
     emit(report, lambda: scan_text(report), as_json=args.json)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from . import exitcodes
 from .database import add_database_options, open_from_args
 from .output import emit, escape, plain, progress_for, table
 
@@ -47,20 +48,21 @@ def audit_text(report: AuditReport, *, strict: bool = False) -> str:
             "-> encrypt them: configure EncryptedSerializer in the application, then "
             "`serde-kit rotate --encrypt-plaintext --apply`"
         )
-    verdict = "PASSED" if report.exit_code(strict=strict) == 0 else "FAILED"
+    verdict = "PASSED" if report.passed(strict=strict) else "FAILED"
     mode = " (strict)" if strict else ""
     lines.append(f"audit {verdict}{mode}")
     return "\n".join(lines)
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from serde_kit.tools.audit import audit_store
+    from serde_kit.tools.audit import audit
 
     with open_from_args(args) as db:
-        report = audit_store(db, batch_size=args.batch_size, progress=progress_for(args.quiet))
-    verdict = {"strict": args.strict, "passed": report.exit_code(strict=args.strict) == 0}
+        report = audit(db, batch_size=args.batch_size, progress=progress_for(args.quiet))
+    passed = report.passed(strict=args.strict)
+    verdict = {"strict": args.strict, "passed": passed}
     emit({**plain(report), **verdict}, lambda: audit_text(report, strict=args.strict), as_json=args.json)
-    return report.exit_code(strict=args.strict)
+    return exitcodes.OK if passed else exitcodes.FAILED
 
 
 def register(subparsers: Any) -> None:

@@ -28,6 +28,7 @@ import ormsgpack
 from ormsgpack import Ext
 
 from .. import budget
+from ..budget import check_hash_collisions
 from ..errors import EncodeError
 from ..limits import Limits
 from . import codes
@@ -642,8 +643,6 @@ def _uuid_from_hex(text: str) -> uuid.UUID:
 
 def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
     """The rebuilders that need ``limits``, keyed like :data:`REBUILDERS`."""
-    from .._prescan import check_hash_collisions
-
     max_text = limits.max_text_length
     # A Decimal's exponent costs nothing until the value is used; the default context
     # (and so the stock reader) allows up to Emax: so do we, or more if the limit says.

@@ -25,6 +25,7 @@ header is not recognised are warnings as well.
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
@@ -35,7 +36,7 @@ from serde_kit.tools.db import Database
 from .common import HEADER_READ, Progress, open_bar
 from .tally import RowTally
 
-__all__ = ["AuditReport", "audit_store"]
+__all__ = ["AuditReport", "audit"]
 
 _EXAMPLES = 5
 
@@ -46,7 +47,7 @@ TableCounts = RowTally
 
 @dataclass
 class AuditReport:
-    """Result of :func:`audit_store`; :meth:`exit_code` turns it into a verdict."""
+    """Result of :func:`audit`; :meth:`passed` is its verdict."""
 
     json_extra: ClassVar[dict[str, str]] = {
         "tables": "table_counts",
@@ -127,11 +128,16 @@ class AuditReport:
         """Encrypted rows not bound to their thread (``require_bound`` would refuse them)."""
         return sum(t.unbound for t in self.tables.values())
 
+    def passed(self, *, strict: bool = False) -> bool:
+        """Whether the audit passes: no failure (and with ``strict``, no warning either)."""
+        return not (self.failures() or (strict and self.warnings()))
+
     def exit_code(self, *, strict: bool = False) -> int:
-        """0 when the audit passes, 1 when it fails (``strict`` also fails on warnings)."""
-        if self.failures() or (strict and self.warnings()):
-            return 1
-        return 0
+        """Deprecated (the exit status is the command line's business): ``0 if passed(strict) else 1``."""
+        warnings.warn(
+            "AuditReport.exit_code is deprecated: use AuditReport.passed(strict=...)", DeprecationWarning, stacklevel=2
+        )
+        return 0 if self.passed(strict=strict) else 1
 
     @property
     def bound_rows(self) -> int:
@@ -145,22 +151,22 @@ class AuditReport:
         return {n: {**_plain_tally(t), "encrypted": t.encrypted} for n, t in self.tables.items()}
 
 
-def audit_store(
-    store: Database,
+def audit(
+    db: Database,
     *,
     batch_size: int = 500,
     progress: Progress | None = None,
 ) -> AuditReport:
-    """Audit ``store`` (read-only; header-only classification, nothing is decrypted).
+    """Audit ``db`` (read-only; header-only classification, nothing is decrypted).
 
     ``progress`` is the tools' progress factory (:data:`~serde_kit.tools.common.Progress`).
     """
-    report = AuditReport(store.describe(), store.dialect)
-    for t in store.tables:
+    report = AuditReport(db.describe(), db.dialect)
+    for t in db.tables:
         report.tables[t.name] = RowTally(t.name)
-    bar = open_bar(progress, store.count_rows, "audit")
+    bar = open_bar(progress, db.count_rows, "audit")
     try:
-        for batch in store.iter_rows(batch_size, head=HEADER_READ):
+        for batch in db.iter_rows(batch_size, head=HEADER_READ):
             for row in batch:
                 info = report.tables[row.table].count(row, head=HEADER_READ)
                 if info.kind is RowKind.STRAY:
@@ -172,9 +178,19 @@ def audit_store(
             bar.update(len(batch))
     finally:
         bar.close()
-    _audit_metadata(store, report, batch_size)
-    report.inline_primitives = store.inline_primitives(batch_size)
+    _audit_metadata(db, report, batch_size)
+    report.inline_primitives = db.inline_primitives(batch_size)
     return report
+
+
+def audit_store(store: Database, *, batch_size: int = 500, progress: Progress | None = None) -> AuditReport:
+    """Deprecated: the old name of :func:`audit`, kept for one release."""
+    warnings.warn(
+        "serde_kit.tools.audit.audit_store is deprecated: call serde_kit.tools.audit(db, ...)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return audit(store, batch_size=batch_size, progress=progress)
 
 
 def _audit_metadata(db: Database, report: AuditReport, batch_size: int) -> None:

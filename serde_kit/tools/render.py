@@ -30,8 +30,8 @@ from typing import Any
 import msgspec
 
 from serde_kit import _stack, budget
-from serde_kit._prescan import check as check_row
 from serde_kit._text import shown
+from serde_kit.decoder import check_row
 from serde_kit.errors import MalformedDataError, UnknownTagError
 from serde_kit.ext import codes
 from serde_kit.ext.numpy import MAX_DIMS

@@ -42,14 +42,14 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from serde_kit.allowlist import Allowlist
 from serde_kit.crypto import Keyring
 from serde_kit.crypto.binding import RowIdentity
 from serde_kit.crypto.blob import BOUND_VERSION, CIPHER_NAME, build_header
 from serde_kit.crypto.cipher import RowCipher
-from serde_kit.crypto.rows import RowKind
+from serde_kit.crypto.rows import RowInfo, RowKind, classify_parsed, classify_row
 from serde_kit.errors import ConfigError, CryptoError, DecodeError, SerdeError, StoreError
 
 from .common import (
@@ -161,40 +161,34 @@ class RotateReport:
         )
 
 
-def _is_bound(row: Row) -> bool:
-    """True when ``row`` is a serde_kit row with a v2 (bound) header (its first byte says so).
-
-    Only for ``+aesgcm`` rows: a plaintext or ``+aes`` blob may start with any byte.
-    """
-    return row.info.kind is RowKind.AESGCM and isinstance(row.blob, bytes) and row.blob[:1] == _BOUND_BYTE
-
-
 _BOUND_BYTE = bytes((BOUND_VERSION,))
+_T = TypeVar("_T")
 _PICKLE_TAG = "pickle"
 _PICKLE_REFUSED = (
     "PickleRowRefused: a 'pickle' row; unpickling runs code named by the data, and sealing it would "
     "make a planted row look genuine. Check where it came from, then rerun with --allow-pickle "
     "(allow_pickle=True) to seal it unread, or delete it"
 )
+#: The sources of a first seal (rows not encrypted by serde_kit before).
+_FIRST_SEALS = ("plaintext", "legacy")
+
+#: One row to write: the row as read, its source label, and its new ``(tag, blob)``.
+_Work = tuple[Row, str, tuple[str, bytes]]
+
+
+def _count_first_seal(report: RotateReport, row: Row, source: str) -> None:
+    """Count the inner type tag of a plaintext or ``+aes`` row sealed for the first time."""
+    if source not in _FIRST_SEALS:
+        return  # a key rotation (the bulk): nothing to classify
+    info = classify_row(row.tag, row.blob)
+    if info.kind is RowKind.PLAINTEXT:
+        report.plaintext_tags[str(info.inner_tag)] += 1
+    elif info.kind is RowKind.LEGACY:
+        report.legacy_tags[str(info.inner_tag)] += 1
 
 
 class _InnerLike(Protocol):
     def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
-
-
-class _Identities:
-    """Each row's identity from its own key columns: exactly what ``bind_rows`` binds.
-
-    The database's dialect reads it (:meth:`Database.row_identity`); None for
-    tables that have no thread (LangGraph's ``cache``): such rows stay unbound.
-    """
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    def of(self, row: Row) -> RowIdentity | None:
-        found = self._db.row_identity(row)
-        return None if found is None else RowIdentity(*found)
 
 
 class _Rotator:
@@ -219,24 +213,31 @@ class _Rotator:
         self.upgrade_legacy = upgrade_legacy
         self.bind = bind
         self.allow_pickle = allow_pickle
-        self.identities = _Identities(db)
         self.primary = cipher.keyring.primary_id
         self.header = build_header(self.primary)
         #: what the claim SQL may skip: rows under the primary, unless unbound ones must be bound
         self.exclude: SealedUnder | None = None if bind else SealedUnder("+" + CIPHER_NAME, self.header)
         self.reconnects = 0
 
-    def wanted(self, row: Row) -> str | None:
-        """The source label if ``row`` needs re-encrypting, else None (counting why not)."""
-        info = row.info
+    def identity(self, row: Row) -> RowIdentity | None:
+        """The row's identity from its own key columns: exactly what ``bind_rows`` binds.
+
+        The database's dialect reads it (:meth:`Database.row_identity`); None for
+        tables that have no thread (LangGraph's ``cache``): such rows stay unbound.
+        """
+        found = self.db.row_identity(row)
+        return None if found is None else RowIdentity(*found)
+
+    def wanted(self, row: Row, info: RowInfo) -> str | None:
+        """The source label if ``row`` (classified as ``info``) needs re-encrypting, else None (counting why not)."""
         kind = info.kind
         if kind is RowKind.EMPTY:
             return None
         if kind is RowKind.AESGCM:
             if info.key_id != self.primary:
                 return info.key_id
-            if self.bind and not _is_bound(row):
-                if self.identities.of(row) is not None:
+            if self.bind and not info.bound:
+                if self.identity(row) is not None:
                     return info.key_id
                 self.report.not_bindable[row.table] += 1
             return None
@@ -263,57 +264,48 @@ class _Rotator:
         report = self.report
         report.changed[source] += 1
         report.changed_by_table[row.table] += 1
-        if source == "plaintext":
-            report.plaintext_tags[str(row.info.inner_tag)] += 1
-        elif source == "legacy":
-            report.legacy_tags[str(row.info.inner_tag)] += 1
+        _count_first_seal(report, row, source)
         if new[1][:1] != _BOUND_BYTE:
             if self.bind:
                 report.not_bindable[row.table] += 1
-        elif not _is_bound(row):
-            report.bound += 1
+        elif not classify_row(row.tag, row.blob).bound:
+            report.bound += 1  # bound now, and not before
         if report.changed_rows is not None:
             report.changed_rows.append((row.table, row.pk))
 
-    def _prepare(self, row: Row | None) -> tuple[Row, str, tuple[str, bytes]] | None:
-        """``(row, source, new value)`` if ``row`` needs writing; failures and refusals are recorded."""
+    def _prepare(self, row: Row | None) -> _Work | None:
+        """``(row, source, new value)`` if ``row`` needs writing; failures and refusals are recorded.
+
+        One row, one way: classify (the header alone) -> open -> check (first
+        seals only) -> seal; a row already encrypted is rekeyed, opened and
+        sealed in one step.  The compare-and-swap is the batch's.
+        """
         if row is None:
             return None  # deleted by the application meanwhile: nothing to keep
-        info, parsed = row.classified
-        if (
-            info.kind is RowKind.AESGCM
-            and parsed is not None
-            and parsed.binding is None
-            and not self.bind
-            and info.key_id != self.primary
-        ):
-            # The common case, a key rotation of an unbound row: what the general path
-            # below does for it, in fewer steps (the header was parsed once, by classify).
+        info, parsed = classify_parsed(row.tag, row.blob)
+        source = self.wanted(row, info)
+        if source is None:
+            return None
+        # A bound row is checked against the row it is stored in; an unbound one is bound there on request.
+        identity = self.identity(row) if self.bind or info.bound else None
+        if info.kind is RowKind.AESGCM:
             try:
-                new = self.cipher.rekey(row.tag, row.blob, parsed=parsed)
+                new = self.cipher.rekey(row.tag, row.blob, identity=identity, parsed=parsed)
             except (CryptoError, DecodeError) as e:
                 self.fail(row, describe_failure(info, e))
                 return None
-            return None if new is None else (row, str(info.key_id), new)
-        source = self.wanted(row)
-        if source is None:
-            return None
-        first_seal = row.info.kind in (RowKind.PLAINTEXT, RowKind.LEGACY)
-        pickled = first_seal and row.info.inner_tag == _PICKLE_TAG
+            return None if new is None else (row, source, new)
+        # A first seal: plaintext, or LangGraph's +aes.
+        pickled = info.inner_tag == _PICKLE_TAG
         if pickled and not self.allow_pickle:
             self.report.refused.append(RowFailure.of(row, _PICKLE_REFUSED))
             return None
-        # A bound row is checked against the row it is stored in; an unbound one is bound there on request.
-        identity = self.identities.of(row) if self.bind or _is_bound(row) else None
         try:
-            if not first_seal:
-                new = self.cipher.rekey(row.tag, row.blob, identity=identity, parsed=parsed)
-                return None if new is None else (row, source, new)
             opened = self.cipher.open_for_seal(
                 row.tag, row.blob, encrypt_plaintext=self.encrypt_plaintext, upgrade_legacy=self.upgrade_legacy
             )
         except (CryptoError, DecodeError) as e:
-            self.fail(row, describe_failure(row.info, e))
+            self.fail(row, describe_failure(info, e))
             return None
         if opened is None:
             return None
@@ -328,16 +320,16 @@ class _Rotator:
         try:
             return row, source, self.cipher.seal(*opened, identity=identity)
         except SerdeError as e:
-            self.fail(row, describe_failure(row.info, e))
+            self.fail(row, describe_failure(info, e))
             return None
 
-    def _work(self, rows: list[Row]) -> list[tuple[Row, str, tuple[str, bytes]]]:
+    def _work(self, rows: list[Row]) -> list[_Work]:
         """``(row, source, new value)`` of each row of ``rows`` that needs writing (see :meth:`_prepare`)."""
         if self.bind:
             return [w for w in map(self._prepare, rows) if w is not None]
         # Key rotation of unbound rows, the bulk of any run, from the plans the
         # serializer kept; each row it leaves (None) takes the general path.
-        work: list[tuple[Row, str, tuple[str, bytes]]] = []
+        work: list[_Work] = []
         prepare, add = self._prepare, work.append
         for row, quick in zip(rows, self.cipher.rekey_many([(r.tag, r.blob) for r in rows]), strict=True):
             if quick is not None:
@@ -350,7 +342,7 @@ class _Rotator:
 
     def apply_rows(self, batch: Any, rows: list[Row]) -> None:
         """Re-encrypt ``rows`` in one go; rows that changed meanwhile are redone one by one."""
-        work: list[tuple[Row, str, tuple[str, bytes]]] = []
+        work: list[_Work] = []
 
         def chunks() -> Iterator[list[tuple[Row, str, bytes]]]:
             # Re-encrypted chunk by chunk as the batch asks for them: a server
@@ -361,7 +353,7 @@ class _Rotator:
 
         self._settle(batch, work, batch.compare_and_swap_chunks(chunks()))
 
-    def _settle(self, batch: Any, work: list[tuple[Row, str, tuple[str, bytes]]], applied: list[bool]) -> None:
+    def _settle(self, batch: Any, work: list[_Work], applied: list[bool]) -> None:
         """Count the rows of ``work`` that applied; redo the ones that lost to a concurrent write."""
         if all(applied) and not self.bind and self.report.changed_rows is None:
             self._changed_many(work)
@@ -373,16 +365,13 @@ class _Rotator:
             else:
                 self._redo(batch, row)
 
-    def _changed_many(self, work: list[tuple[Row, str, tuple[str, bytes]]]) -> None:
+    def _changed_many(self, work: list[_Work]) -> None:
         """:meth:`_changed` for rows that all applied, counted at once (no binding, no list of changes)."""
         report = self.report
         report.changed.update(source for _, source, _ in work)
         report.changed_by_table.update(row.table for row, _, _ in work)
         for row, source, _ in work:
-            if source == "plaintext":
-                report.plaintext_tags[str(row.info.inner_tag)] += 1
-            elif source == "legacy":
-                report.legacy_tags[str(row.info.inner_tag)] += 1
+            _count_first_seal(report, row, source)
 
     def _redo(self, batch: Any, row: Row) -> None:
         # The row changed after we read it: read the current bytes and start over.
@@ -438,26 +427,44 @@ class _Rotator:
             after = rows[-1].where
 
     def _run_batch(self, table: Table, *, seen: set[Any] | None = None, **claim: Any) -> tuple[list[Row], bool]:
-        """One batch transaction; retried when the database aborts it (deadlock, busy, lost connection)."""
-        for attempt in range(MAX_BATCH_ATTEMPTS):
+        """Claim one batch and rotate it in one transaction: ``(rows claimed, whether locked rows were skipped)``."""
+
+        def attempt(tally: RotateReport) -> tuple[list[Row], bool]:
+            with self.db.batch(table, **claim) as batch:
+                missed = batch.count_claimable() > len(batch.rows)
+                rows = [r for r in batch.rows if seen is None or r.where not in seen]
+                tally.examined += len(rows)
+                self.apply_rows(batch, rows)
+            return batch.rows, missed
+
+        return self._transaction(attempt)
+
+    def _transaction(self, attempt: Callable[[RotateReport], _T], *, read: RotateReport | None = None) -> _T:
+        """``attempt`` (one batch transaction), retried when the database aborts it (deadlock, busy, lost connection).
+
+        While it runs, the rotator's counts go to a fresh tally (``attempt``'s
+        argument), added to the run's report (after ``read``, the counts of the
+        batch's preparation, if any) only once the transaction committed: an
+        attempt rolled back counts nothing.
+        """
+        attempts = 0
+        while True:
             tally = self._tally()
             main, self.report = self.report, tally
             try:
-                with self.db.batch(table, **claim) as batch:
-                    missed = batch.count_claimable() > len(batch.rows)
-                    rows = [r for r in batch.rows if seen is None or r.where not in seen]
-                    tally.examined += len(rows)
-                    self.apply_rows(batch, rows)
+                result = attempt(tally)
             except StoreError as e:
-                if not self.db.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
+                attempts += 1
+                if not self.db.is_transient(e) or attempts == MAX_BATCH_ATTEMPTS:
                     raise
                 self._recover(e)
-                continue  # rolled back: nothing of this batch happened
+                continue  # rolled back: nothing of this attempt happened
             finally:
                 self.report = main
+            if read is not None:
+                main.merge(read)
             main.merge(tally)
-            return batch.rows, missed
-        raise AssertionError("unreachable")
+            return result
 
     # -- the pipeline: read and re-encrypt batch N+1 while batch N is written ----------
     def _run_table_pipelined(self, table: Table, *, batch_size: int, bar: ProgressBar) -> None:
@@ -483,30 +490,21 @@ class _Rotator:
         self,
         table: Table,
         rows: list[Row],
-        work: list[tuple[Row, str, tuple[str, bytes]]],
+        work: list[_Work],
         read: RotateReport,
         *,
         before_commit: Callable[[], None],
     ) -> None:
-        """Write one batch prepared by the reader; retried when the database aborts it."""
-        for attempt in range(MAX_BATCH_ATTEMPTS):
-            tally = self._tally()
-            main, self.report = self.report, tally
-            try:
-                with self.db.batch(table, after=None, limit=len(rows), exclude=self.exclude, rows=rows) as batch:
-                    if work:
-                        self._settle(batch, work, batch.compare_and_swap_many([(r, *new) for r, _, new in work]))
-                    before_commit()
-            except StoreError as e:
-                if not self.db.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
-                    raise
-                self._recover(e)
-                continue  # rolled back; compare-and-swap redoes whatever changed meanwhile
-            finally:
-                self.report = main
-            main.merge(read)
-            main.merge(tally)
-            return
+        """Write one batch prepared by the reader (its counts in ``read``), in one transaction."""
+
+        def attempt(tally: RotateReport) -> None:
+            # Rolled back and retried, compare-and-swap redoes whatever changed meanwhile.
+            with self.db.batch(table, after=None, limit=len(rows), exclude=self.exclude, rows=rows) as batch:
+                if work:
+                    self._settle(batch, work, batch.compare_and_swap_many([(r, *new) for r, _, new in work]))
+                before_commit()
+
+        self._transaction(attempt, read=read)
 
     def _recover(self, error: StoreError) -> None:
         if not self.db.lost:
@@ -523,7 +521,7 @@ def _chunked(rows: list[Row]) -> Iterator[list[Row]]:
         yield rows[start : start + step]
 
 
-_Prepared = tuple[list[Row], list[tuple[Row, str, tuple[str, bytes]]], RotateReport]
+_Prepared = tuple[list[Row], list[_Work], RotateReport]
 
 
 class _ReadAhead:
@@ -600,7 +598,6 @@ class _ReadAhead:
         main, db = self._main, self._db
         rotator = copy.copy(main)
         rotator.db = db
-        rotator.identities = _Identities(db)
         rotator.cipher = RowCipher(main.cipher.keyring)  # its plans and caches stay this thread's own
         sizer = PageSizer(self._batch_size)
         after: tuple[Any, ...] | None = None
@@ -619,15 +616,16 @@ class _ReadAhead:
             after = rows[-1].where
 
     def _claim(self, after: tuple[Any, ...] | None, limit: int) -> list[Row]:
-        for attempt in range(MAX_BATCH_ATTEMPTS):
+        attempts = 0
+        while True:
             try:
                 return self._db.select_rows(
                     self._table, after=after, limit=limit, exclude=self._main.exclude, claim=True
                 )
             except StoreError as e:
-                if not self._db.is_transient(e) or attempt == MAX_BATCH_ATTEMPTS - 1:
+                attempts += 1
+                if not self._db.is_transient(e) or attempts == MAX_BATCH_ATTEMPTS:
                     raise
-        raise AssertionError("unreachable")
 
 
 def rotate(
@@ -728,7 +726,8 @@ def _dry_run(db: Database, rotator: _Rotator, keyring: Keyring, *, batch_size: i
                     report.already_primary += 1
                 continue
             if whole:
-                if row.info.kind is RowKind.AESGCM and rotator.wanted(row) is None:
+                info = classify_row(row.tag, row.blob)
+                if info.kind is RowKind.AESGCM and rotator.wanted(row, info) is None:
                     report.already_primary += 1
                     continue
                 report.examined += 1
@@ -737,10 +736,10 @@ def _dry_run(db: Database, rotator: _Rotator, keyring: Keyring, *, batch_size: i
                     rotator._changed(*work)
                 continue
             report.examined += 1
-            source = rotator.wanted(row)
+            source = rotator.wanted(row, classify_row(row.tag, row.blob))
             if source is None:
                 continue
-            if source not in ("plaintext", "legacy") and source not in keyring:
+            if source not in _FIRST_SEALS and source not in keyring:
                 rotator.fail(row, f"UnknownKeyError: key id {source!r} is not in the keyring")
                 continue
             if source == "legacy" and keyring.legacy_key is None:

@@ -11,13 +11,14 @@ report ends with ready-to-paste allowlist snippets.
 from __future__ import annotations
 
 import shlex
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from serde_kit._text import allow_entry, shell_assignment, shown
 from serde_kit.allowlist import ENV_VAR, Allowlist
-from serde_kit.crypto.rows import RowKind
+from serde_kit.crypto.rows import RowKind, classify_row
 from serde_kit.errors import BlockedTypeError, SerdeError
 from serde_kit.ext import codes
 from serde_kit.tools.common import Progress, open_bar
@@ -25,7 +26,7 @@ from serde_kit.tools.db import Database
 from serde_kit.tools.inspect import RowDecoder
 from serde_kit.tools.render import render_typed
 
-__all__ = ["ScanReport", "TypeUse", "iter_types", "scan_store"]
+__all__ = ["AllowlistCheck", "ScanReport", "TypeUse", "iter_types", "scan"]
 
 _NUMPY = "numpy.ndarray"
 
@@ -225,8 +226,8 @@ class AllowlistCheck:
         return any(self.allowlist.allows(".".join(parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts)))
 
 
-def scan_store(
-    store: Database,
+def scan(
+    db: Database,
     *,
     decoder: RowDecoder | None = None,
     allowlist: Allowlist | None = None,
@@ -234,7 +235,7 @@ def scan_store(
     progress: Progress | None = None,
     max_failures: int = 20,
 ) -> ScanReport:
-    """Scan every row of ``store``; see the module docstring.
+    """Scan every row of ``db``; see the module docstring.
 
     ``allowlist`` defaults to ``Allowlist.from_env()`` (what the application
     uses); ``progress`` is the tools' progress factory (:data:`~serde_kit.tools.common.Progress`).
@@ -243,16 +244,16 @@ def scan_store(
     decoder = decoder or RowDecoder()
     allowlist = Allowlist.from_env() if allowlist is None else allowlist
     defaults = Allowlist.default()
-    report = ScanReport(store.describe())
-    bar = open_bar(progress, store.count_rows, "scan")
+    report = ScanReport(db.describe())
+    bar = open_bar(progress, db.count_rows, "scan")
     try:
-        for batch in store.iter_rows(batch_size):
+        for batch in db.iter_rows(batch_size):
             for row in batch:
                 report.rows_total += 1
-                if row.is_empty:
+                info = classify_row(row.tag, row.blob)
+                if info.kind is RowKind.EMPTY:
                     report.rows_empty += 1
                     continue
-                info = row.info
                 if info.kind is RowKind.STRAY:
                     report.rows_failed += 1
                     if len(report.failures) < max_failures:
@@ -294,3 +295,23 @@ def scan_store(
     finally:
         bar.close()
     return report
+
+
+def scan_store(
+    store: Database,
+    *,
+    decoder: RowDecoder | None = None,
+    allowlist: Allowlist | None = None,
+    batch_size: int = 500,
+    progress: Progress | None = None,
+    max_failures: int = 20,
+) -> ScanReport:
+    """Deprecated: the old name of :func:`scan`, kept for one release."""
+    warnings.warn(
+        "serde_kit.tools.scan.scan_store is deprecated: call serde_kit.tools.scan(db, ...)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return scan(
+        store, decoder=decoder, allowlist=allowlist, batch_size=batch_size, progress=progress, max_failures=max_failures
+    )

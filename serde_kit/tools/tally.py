@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from serde_kit.crypto.blob import BOUND_VERSION, check_key_id
-from serde_kit.crypto.rows import RowInfo, RowKind
+from serde_kit.crypto.rows import RowInfo, RowKind, classify_row
 
 from .db import Row
 
@@ -60,7 +60,7 @@ class RowTally:
         such a row is then counted as bound under the key id its header starts
         with, not as unknown (``status --verify`` reads it whole).
         """
-        info = row.info
+        info = classify_row(row.tag, row.blob)
         if head is not None and info.kind is RowKind.UNKNOWN:
             info = _bound_beyond_head(row, info, head)
         self.rows += 1

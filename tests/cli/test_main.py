@@ -17,14 +17,14 @@ import serde_kit
 from serde_kit import Serializer, native
 from serde_kit.cli import exitcodes, main
 from serde_kit.cli.output import progress_for
-from sample_types import Doc
+from tests.support.sample_types import Doc
 
 NO_TQDM = "import sys; sys.modules['tqdm'] = None; from serde_kit.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.fixture
 def app_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A SqliteSaver database holding one checkpoint whose state has a ``sample_types.Doc``."""
+    """A SqliteSaver database holding one checkpoint whose state has a ``tests.support.sample_types.Doc``."""
     for var in ("SERDE_KIT_DB", "SERDE_KIT_KEYRING", "SERDE_KIT_KEYRING_FILE", "SERDE_KIT_ALLOW", "SERDE_KIT_ALLOW_FILE"):
         monkeypatch.delenv(var, raising=False)
     path = tmp_path / "app.db"
@@ -48,7 +48,7 @@ def test_the_commands_run_without_the_cli_extra(app_db: Path) -> None:
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["tables"][0]["plaintext"] == 1
     scan = run("allowlist", "scan", "--sqlite", str(app_db))
-    assert scan.returncode == 0 and "sample_types:Doc" in scan.stdout, scan.stderr
+    assert scan.returncode == 0 and "tests.support.sample_types:Doc" in scan.stdout, scan.stderr
 
 
 def test_without_tqdm_a_terminal_gets_no_bar_instead_of_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,7 +96,7 @@ def test_each_kind_of_outcome_has_its_own_status(
     assert main(["allowlist", "scan", "--sqlite", str(app_db), "--check", "-q"]) == exitcodes.FAILED == 1
     assert "NOT covered" in capsys.readouterr().out
     # ... and passes once the environment allows it
-    monkeypatch.setenv("SERDE_KIT_ALLOW", "sample_types:Doc")
+    monkeypatch.setenv("SERDE_KIT_ALLOW", "tests.support.sample_types:Doc")
     assert main(["allowlist", "scan", "--sqlite", str(app_db), "--check", "-q"]) == exitcodes.OK
     capsys.readouterr()
     # 2: usage -- argparse's complaint and a configuration error

@@ -13,19 +13,12 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:  # the rows name types as tests.compat.corpus_types
-    sys.path.insert(0, str(_ROOT))
-
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
-
-from tests.compat import corpus  # noqa: E402
+from tests.compat import corpus
 
 #: Rows whose type changed in LangGraph since they were written: langgraph.types.Interrupt
 #: lost ``when``/``resumable``/``ns`` (and gained ``id``) in langgraph 0.4 - 0.6.

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from crypto_helpers import INNER_FACTORIES, K1, K2
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit.crypto import EncryptedSerializer, Keyring
+from tests.support.crypto_helpers import INNER_FACTORIES, K1, K2
 
 
 @pytest.fixture(params=sorted(INNER_FACTORIES))
@@ -33,7 +33,7 @@ def enc(keyring: Keyring) -> EncryptedSerializer:
 @pytest.fixture(scope="module")
 def kms_endpoint():
     """URL of a running local AWS KMS (moto_server, started per test module, not left running)."""
-    from kms_server import KmsServer, KmsStartError
+    from tests.support.kms_server import KmsServer, KmsStartError
 
     server = KmsServer()
     try:

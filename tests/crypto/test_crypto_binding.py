@@ -6,7 +6,6 @@ import asyncio
 import threading
 
 import pytest
-from crypto_helpers import K1, K2, LEGACY_TEXT
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from serde_kit import Serializer
@@ -14,6 +13,7 @@ from serde_kit.crypto import EncryptedSerializer, Keyring
 from serde_kit.crypto.binding import RowIdentity, current_scope, row_scope
 from serde_kit.crypto.blob import AAD_PREFIX, blob_binding, blob_key_id, parse_blob
 from serde_kit.crypto.encrypted import SealedValue
+from serde_kit.crypto.rows import classify_row
 from serde_kit.errors import (
     CryptoError,
     DecryptionError,
@@ -22,7 +22,7 @@ from serde_kit.errors import (
     PlaintextRefusedError,
     RowBindingError,
 )
-from serde_kit.crypto.rows import classify_row
+from tests.support.crypto_helpers import K1, K2, LEGACY_TEXT
 
 ALICE = RowIdentity("alice", "")
 MALLORY = RowIdentity("mallory", "")

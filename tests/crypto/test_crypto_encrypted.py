@@ -6,9 +6,7 @@ import datetime as dt
 import uuid
 
 import pytest
-from crypto_helpers import K1, K2, K3
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit.crypto import (
@@ -18,6 +16,7 @@ from serde_kit.crypto import (
     Keyring,
     blob_key_id,
 )
+from serde_kit.crypto.rows import classify_row
 from serde_kit.errors import (
     ConfigError,
     DecryptionError,
@@ -26,7 +25,7 @@ from serde_kit.errors import (
     PlaintextRefusedError,
     UnknownKeyError,
 )
-from serde_kit.crypto.rows import classify_row
+from tests.support.crypto_helpers import K1, K2, K3
 
 KR = Keyring({"k1": K1, "k2": K2}, primary="k2")
 VALUES = [
@@ -66,7 +65,7 @@ def test_round_trip_around_each_inner(inner, value: object, backend: str) -> Non
 def test_cross_read_between_inner_serializers() -> None:
     # Our Serializer and JsonPlusSerializer are wire compatible, so either inner reads
     # the other's encrypted rows.
-    from crypto_helpers import INNER_FACTORIES
+    from tests.support.crypto_helpers import INNER_FACTORIES
 
     a, b = (INNER_FACTORIES[n]() for n in sorted(INNER_FACTORIES))
     row = EncryptedSerializer(a, KR).dumps_typed({"k": [1, 2]})

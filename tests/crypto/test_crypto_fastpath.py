@@ -13,7 +13,6 @@ import os
 import sys
 
 import pytest
-from crypto_helpers import K1, K2, K3
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit import Serializer
@@ -27,6 +26,7 @@ from serde_kit.errors import (
     UnknownKeyError,
     UnknownTagError,
 )
+from tests.support.crypto_helpers import K1, K2, K3
 
 KEYRING = Keyring({"k1": K1, "k2": K2}, primary="k1")
 HEADER = build_header("k1")

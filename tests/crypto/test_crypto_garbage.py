@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from crypto_helpers import K1, K2, LEGACY_TEXT
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from serde_kit import Serializer
 from serde_kit.crypto import EncryptedSerializer, Keyring
-from serde_kit.errors import SerdeError
 from serde_kit.crypto.rows import classify_row
+from serde_kit.errors import SerdeError
+from tests.support.crypto_helpers import K1, K2, LEGACY_TEXT
 
 SERDE = EncryptedSerializer(
     Serializer(), Keyring({"k1": K1, "k2": K2}, primary="k2", legacy_key=LEGACY_TEXT.encode())

@@ -7,7 +7,6 @@ import sqlite3
 from typing import Annotated, TypedDict
 
 import pytest
-from crypto_helpers import K1, K2
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -15,6 +14,7 @@ from langgraph.types import Command, interrupt
 
 from serde_kit.crypto import EncryptedSerializer, Keyring, blob_key_id
 from serde_kit.errors import UnknownKeyError
+from tests.support.crypto_helpers import K1, K2
 
 SECRET = "very-secret-payload-7f3a"
 

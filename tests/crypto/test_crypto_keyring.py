@@ -10,11 +10,11 @@ import stat
 from pathlib import Path
 
 import pytest
-from crypto_helpers import K1, K2, K3, LEGACY_TEXT
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
 from serde_kit.errors import ConfigError, KeyringError, UnknownKeyError
+from tests.support.crypto_helpers import K1, K2, K3, LEGACY_TEXT
 
 B1, B2, B3 = (base64.b64encode(k).decode() for k in (K1, K2, K3))
 URLSAFE = base64.urlsafe_b64encode(bytes([0xFB]) * 32).decode()  # '-' and '_': not standard base64

@@ -6,13 +6,13 @@ import base64
 from pathlib import Path
 
 import pytest
-from crypto_helpers import K1, K2
 
 from serde_kit import Serializer
 from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
 from serde_kit.crypto.kms import AwsKms, KeyWrapper, wrapped_entry
-from serde_kit.tools.keygen import generate_wrapped_entry
 from serde_kit.errors import ConfigError, KeyringError
+from serde_kit.tools.keygen import generate_wrapped_entry
+from tests.support.crypto_helpers import K1, K2
 
 
 @pytest.fixture
@@ -121,7 +121,8 @@ def test_a_wrapped_data_key_of_the_wrong_size_is_refused(kms: AwsKms) -> None:
 
 def test_an_unreachable_kms_is_a_clear_error(kms_client) -> None:
     import boto3
-    from kms_server import _free_port
+
+    from tests.support.kms_server import _free_port
 
     dead = boto3.client(
         "kms",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from crypto_helpers import K1, K2, LEGACY_TEXT, load_vectors
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer as StockEncrypted
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit.crypto import LEGACY_KEY_ID, EncryptedSerializer, Keyring, blob_key_id
-from serde_kit.errors import DecryptionError, MalformedDataError, UnknownKeyError
 from serde_kit.crypto.rows import classify_row
+from serde_kit.errors import DecryptionError, MalformedDataError, UnknownKeyError
+from tests.support.crypto_helpers import K1, K2, LEGACY_TEXT, load_vectors
 
 LEGACY = load_vectors("legacy_eax.json")
 VALUES = [{"a": 1, "nested": [1.5, "x", None]}, "text", b"raw bytes", None, 12345]

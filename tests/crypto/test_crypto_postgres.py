@@ -6,11 +6,11 @@ import operator
 from typing import Annotated, TypedDict
 
 import pytest
-from crypto_helpers import K1, K2
 from langgraph.graph import END, START, StateGraph
 
 from serde_kit import Serializer
 from serde_kit.crypto import EncryptedSerializer, Keyring, blob_key_id
+from tests.support.crypto_helpers import K1, K2
 
 pytestmark = pytest.mark.postgres
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from crypto_helpers import K1, K2
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit.crypto import EncryptedSerializer, Keyring, blob_key_id
 from serde_kit.errors import UnknownKeyError
+from tests.support.crypto_helpers import K1, K2
 
 OLD_PRIMARY = Keyring({"k1": K1}, primary="k1")
 BOTH = OLD_PRIMARY.with_key("k2", K2)  # new key added, old still primary

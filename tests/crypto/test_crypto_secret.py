@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from crypto_helpers import K1, K2, LEGACY_TEXT
 
 from serde_kit import Serializer
 from serde_kit.crypto import EncryptedSerializer, Keyring, load_keyring
@@ -25,6 +24,7 @@ from serde_kit.errors import (
     SerdeError,
     UnknownKeyError,
 )
+from tests.support.crypto_helpers import K1, K2, LEGACY_TEXT
 
 B1, B2 = (base64.b64encode(k).decode() for k in (K1, K2))
 GOOD = f"k1:{B1},k2:{B2}"

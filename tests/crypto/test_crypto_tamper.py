@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from crypto_helpers import K1, K2, K3
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit.crypto import EncryptedSerializer, Keyring, blob_key_id
+from serde_kit.crypto.rows import classify_row
 from serde_kit.errors import (
     DecodeError,
     DecryptionError,
@@ -15,7 +15,7 @@ from serde_kit.errors import (
     UnknownKeyError,
     UnknownTagError,
 )
-from serde_kit.crypto.rows import classify_row
+from tests.support.crypto_helpers import K1, K2, K3
 
 # k1 and k3 differ in one bit ('1' = 0x31, '3' = 0x33): a flip in the key id can
 # name another key that IS in the keyring, and must still fail authentication.

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from crypto_helpers import load_vectors
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from serde_kit.crypto import EncryptedSerializer, Keyring, blob_key_id
 from serde_kit.crypto.blob import build_header, make_aad
 from serde_kit.crypto.rows import classify_row
+from tests.support.crypto_helpers import load_vectors
 
 AESGCM = load_vectors("aesgcm_v1.json")
 IDS = [v["name"] for v in AESGCM]

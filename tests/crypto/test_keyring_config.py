@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crypto_helpers import K1, K2
 
 from serde_kit.crypto import Keyring, load_keyring
 from serde_kit.crypto.keyring import keyring_configured
 from serde_kit.errors import KeyringError
 from serde_kit.tools.inspect import keyring_from_env
 from serde_kit.tools.keygen import keygen, keygen_wrapped
+from tests.support.crypto_helpers import K1, K2
 
 INLINE = f"k1:{base64.b64encode(K1).decode()}"
 LEGACY = "0123456789abcdef0123456789abcdef"

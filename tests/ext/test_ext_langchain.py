@@ -23,9 +23,9 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-import strategies as S
 from serde_kit import RebuildError, SerdeWarning, Serializer
 from serde_kit.ext import langchain
+from tests.support import strategies as S
 
 AUTO = Serializer()
 ALWAYS = Serializer(validate="always")

@@ -10,8 +10,8 @@ import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import SecretBytes, SecretStr
 
-import sample_types as t
 from serde_kit import BlockedTypeError, EncodeError, RebuildError, Serializer
+from tests.support import sample_types as t
 
 SERDE = Serializer(allow=[t.Inner, t.Outer, t.Numbers, t.OldModel, t.Summary])
 
@@ -66,9 +66,9 @@ def test_unvalidated_v1_model_reads_back_as_stored():
 def test_fields_that_do_not_validate_and_are_not_the_models_raise_rebuild_error():
     # The unvalidated fallback builds only the model's own fields: stored bytes
     # cannot attach arbitrary attributes to an allowed model.
-    payload = ormsgpack.packb(["sample_types", "Inner", {"n": "x", "injected": 1}, "model_validate_json"])
+    payload = ormsgpack.packb(["tests.support.sample_types", "Inner", {"n": "x", "injected": 1}, "model_validate_json"])
     data = ormsgpack.packb(ormsgpack.Ext(5, payload))
-    with pytest.raises(RebuildError, match="sample_types.Inner"):
+    with pytest.raises(RebuildError, match="tests.support.sample_types.Inner"):
         SERDE.loads(data)
 
 
@@ -177,7 +177,7 @@ def test_three_element_ext5_payload_of_older_stock_rows_is_read():
     # [module, name, fields] without the method slot; the stock reader uses only
     # the first three elements, so it reads these too (hand-written: no release in
     # the corpus writes this shape).
-    payload = ormsgpack.packb(["sample_types", "Inner", {"n": 4, "when": None}])
+    payload = ormsgpack.packb(["tests.support.sample_types", "Inner", {"n": 4, "when": None}])
     data = ormsgpack.packb({"m": ormsgpack.Ext(5, payload)})
     assert SERDE.loads(data) == {"m": t.Inner(n=4)}
     assert JsonPlusSerializer(allowed_msgpack_modules=True).loads_typed(("msgpack", data)) == {"m": t.Inner(n=4)}

@@ -10,9 +10,9 @@ import msgspec
 import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-import sample_types as t
 from serde_kit import Serializer
 from serde_kit.ext import pydantic as ext_pydantic
+from tests.support import sample_types as t
 
 MODELS = [t.Cell, t.SpecialCell, t.Grid, t.Sheet, t.CheckedGrid, t.FieldCheckedGrid, t.AliasedCell, t.HoldsAliased]
 SERDE = Serializer(allow=MODELS)

@@ -9,8 +9,8 @@ import sys
 import ormsgpack
 import pytest
 
-import sample_types as t
 from serde_kit import BlockedTypeError, EncodeError, RebuildError, Serializer
+from tests.support import sample_types as t
 
 ALL = [t.Color, t.Level, t.Perm, t.Point, t.Doc, t.Frozen]
 
@@ -57,16 +57,16 @@ def test_writing_a_type_the_reader_would_refuse_fails_at_write_time():
     with pytest.raises(EncodeError) as info:
         Serializer().dumps_typed({"doc": t.Doc("a")})
     message = str(info.value)
-    assert "sample_types.Doc" in message and "Serializer(allow=" in message
+    assert "tests.support.sample_types.Doc" in message and "Serializer(allow=" in message
 
 
 def test_reading_a_type_not_allowed_raises_with_the_line_that_allows_it():
     data = Serializer(allow=[t.Doc]).dumps_typed(t.Doc("a"))
     with pytest.raises(BlockedTypeError) as info:
         Serializer().loads_typed(data)
-    assert (info.value.module, info.value.name) == ("sample_types", "Doc")
-    assert "Serializer(allow=[('sample_types', 'Doc')])" in str(info.value)
-    assert "SERDE_KIT_ALLOW=sample_types:Doc" in str(info.value)
+    assert (info.value.module, info.value.name) == ("tests.support.sample_types", "Doc")
+    assert "Serializer(allow=[('tests.support.sample_types', 'Doc')])" in str(info.value)
+    assert "SERDE_KIT_ALLOW=tests.support.sample_types:Doc" in str(info.value)
 
 
 def test_local_classes_are_refused_at_write_time():
@@ -80,15 +80,15 @@ def test_local_classes_are_refused_at_write_time():
 
 def test_allowed_but_missing_module_is_a_rebuild_error():
     good = Serializer(allow=[t.Doc]).dumps_typed(t.Doc("a"))
-    renamed = good[1].replace(b"sample_types", b"missing_mods")
+    renamed = good[1].replace(b"tests.support.sample_types", b"tests.support.missing_mods")
     with pytest.raises(RebuildError, match="could not be imported"):
-        Serializer(allow=[("missing_mods", "Doc")]).loads_typed(("msgpack", renamed))
+        Serializer(allow=[("tests.support.missing_mods", "Doc")]).loads_typed(("msgpack", renamed))
 
 
 def test_constructor_rejecting_stored_fields_is_a_rebuild_error_not_none():
     serde = Serializer(allow=[t.Doc])
     data = serde.dumps(t.Doc("a")).replace(b"title", b"titlX")
-    with pytest.raises(RebuildError, match="sample_types.Doc"):
+    with pytest.raises(RebuildError, match="tests.support.sample_types.Doc"):
         serde.loads(data)
 
 

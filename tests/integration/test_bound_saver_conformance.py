@@ -20,10 +20,10 @@ from langgraph.checkpoint.conformance.report import CapabilityReport
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from test_saver_conformance import _async_shim, _SqliteSaverAsyncShim
 
 from serde_kit import EncryptedSerializer, Keyring, Serializer
 from serde_kit.bound_saver import BoundSaver, bind_rows
+from tests.integration.test_saver_conformance import _async_shim, _SqliteSaverAsyncShim
 
 KEYRING = Keyring({"k1": bytes(range(32))}, primary="k1")
 

@@ -16,14 +16,12 @@ import sys
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
 
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
-from langgraph.types import Command  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
 
-from tests.integration.review_graph import (  # noqa: E402
+from tests.integration.review_graph import (
     Batch,
     build,
     check_state,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from compare import assert_same
 from serde_kit import Serializer, native
+from tests.support.compare import assert_same
 
 REQUIRED = os.environ.get("SERDE_KIT_REQUIRE_NATIVE") == "1"
 
@@ -104,6 +104,6 @@ def assert_same_deep(expected: Any, actual: Any) -> None:
 
 @pytest.fixture
 def pair() -> tuple[Serializer, Serializer]:
-    from strategy_types import USER_TYPES
+    from tests.support.strategy_types import USER_TYPES
 
     return make_pair(allow=USER_TYPES)

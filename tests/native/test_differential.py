@@ -16,9 +16,9 @@ import pytest
 from hypothesis import assume, given
 
 from serde_kit import Allowlist
-from strategies import checkpoint_values, stock_values
 from tests.compat import cases as compat_cases
 from tests.compat.corpus import RELEASES, stored_rows
+from tests.support.strategies import checkpoint_values, stock_values
 
 from .conftest import assert_same_outcome, make_pair
 
@@ -66,9 +66,8 @@ def test_the_row_sets_are_not_empty():
 
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
 def test_golden_rows(lenient):
-    from strategy_types import USER_TYPES
-
-    from test_golden import ALL_TYPES as GOLDEN_TYPES
+    from tests.support.strategy_types import USER_TYPES
+    from tests.test_golden import ALL_TYPES as GOLDEN_TYPES
 
     fast, pure = make_pair(allow=[*USER_TYPES, *GOLDEN_TYPES], lenient=lenient)
     for name, row in GOLDEN_ROWS:
@@ -77,7 +76,7 @@ def test_golden_rows(lenient):
 
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
 def test_fuzz_corpora(lenient):
-    from strategy_types import USER_TYPES
+    from tests.support.strategy_types import USER_TYPES
 
     fast, pure = make_pair(allow=USER_TYPES, lenient=lenient)
     for name, row in FUZZ_ROWS:
@@ -106,7 +105,7 @@ _DAMAGE_PAIR: list[tuple[object, object]] = []
 )
 def test_golden_rows_cut_at_every_byte_and_with_one_byte_changed(name, data):
     if not _DAMAGE_PAIR:
-        from test_golden import ALL_TYPES as GOLDEN_TYPES
+        from tests.test_golden import ALL_TYPES as GOLDEN_TYPES
 
         _DAMAGE_PAIR.append(make_pair(allow=list(GOLDEN_TYPES)))
     fast, pure = _DAMAGE_PAIR[0]
@@ -125,7 +124,7 @@ _PAIR = None
 def _shared_pair():
     global _PAIR
     if _PAIR is None:
-        from strategy_types import USER_TYPES
+        from tests.support.strategy_types import USER_TYPES
 
         _PAIR = make_pair(allow=USER_TYPES)
     return _PAIR

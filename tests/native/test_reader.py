@@ -234,10 +234,10 @@ def test_rows_that_may_flood_count_typed_hashes_alike():
 
 
 def test_rows_that_may_flood_with_user_types_read_alike():
-    from strategy_types import USER_TYPES
+    from tests.support.strategy_types import USER_TYPES
 
     fast, pure = make_pair(allow=USER_TYPES)
-    import strategy_types as T
+    from tests.support import strategy_types as T
 
     values = [T.Point(i, -i) if hasattr(T, "Point") else (i,) for i in range(400)]
     row = pure.dumps(_big_map_of(values))

@@ -1,4 +1,4 @@
-"""Graph-populated databases for the tools tests (see rotate_fixtures.py).
+"""Graph-populated databases for the tools tests (see tests/support/rotate_fixtures.py).
 
 Each database is written once per session by running the real graph, then
 copied per test: SQLite by copying the file, PostgreSQL with
@@ -13,7 +13,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from rotate_fixtures import DIALECTS, mysql_saver, populate, postgres_saver, sqlite_saver
+
+from tests.support.rotate_fixtures import DIALECTS, mysql_saver, populate, postgres_saver, sqlite_saver
 
 THREADS_PER_GROUP = 3
 

@@ -6,17 +6,17 @@ import json
 import shutil
 
 import pytest
-from inspect_fixtures import (
-    USER_MODULE,
+
+from serde_kit.cli import main
+from serde_kit.tools.audit import audit
+from serde_kit.tools.db import open_database
+from tests.support.inspect_fixtures import (
     KEY_ID,
+    USER_MODULE,
     Databases,
     dbs,  # noqa: F401  (fixture)
     keyring_env,
 )
-
-from serde_kit.cli import main
-from serde_kit.tools.audit import audit_store
-from serde_kit.tools.db import open_database
 
 # Stored values of the graph; none of them may ever appear in audit output.
 SECRETS = ("Quarterly report", "looks fine", "draft", "approve?", "hello", "happy")
@@ -43,14 +43,14 @@ def run_audit(capsys, dbs_args, *extra):
 
 def test_unencrypted_database_fails(dbs: Databases, capsys):
     with dbs.store("plain") as store:
-        report = audit_store(store)
+        report = audit(store)
         total = {t: n for t, n in store.count_rows_by_table().items()}
     assert list(report.tables) == list(SERDE_TABLES[dbs.backend])
     for name, counts in report.tables.items():
         assert counts.rows == total[name]
         assert counts.plaintext == counts.rows - counts.empty > 0
         assert counts.encrypted == counts.legacy == counts.unknown == 0
-    assert report.exit_code() == 1
+    assert not report.passed()
     assert report.failures()
     code, out = run_audit(capsys, dbs.args("plain"))
     assert code == 1
@@ -59,7 +59,7 @@ def test_unencrypted_database_fails(dbs: Databases, capsys):
 
 def test_encrypted_database_passes_with_warnings_and_fails_strict(dbs: Databases, capsys):
     with dbs.store("encrypted") as store:
-        report = audit_store(store)
+        report = audit(store)
     assert report.plaintext_rows == 0
     assert all(c.encrypted == c.rows - c.empty for c in report.tables.values())
     assert {k for c in report.tables.values() for k in c.by_key} == {KEY_ID}
@@ -77,7 +77,7 @@ def test_encrypted_database_passes_with_warnings_and_fails_strict(dbs: Databases
         assert "vector" not in report.inline_primitives and "doc" not in report.inline_primitives
     else:
         assert report.inline_primitives == {}
-    assert report.exit_code() == 0 and report.exit_code(strict=True) == 1
+    assert report.passed() and not report.passed(strict=True)
 
     code, out = run_audit(capsys, dbs.args("encrypted"))
     assert code == 0 and out.rstrip().endswith("audit PASSED")
@@ -88,13 +88,13 @@ def test_encrypted_database_passes_with_warnings_and_fails_strict(dbs: Databases
 
 def test_mixed_database_reports_legacy_rows(dbs: Databases, capsys):
     with dbs.store("mixed") as store:
-        report = audit_store(store)
+        report = audit(store)
     for counts in report.tables.values():
         non_empty = counts.rows - counts.empty
         # three kinds of threads, the same graph run for each
         assert counts.plaintext == counts.encrypted == counts.legacy == non_empty // 3
     assert any("LangGraph's own AES-EAX" in w for w in report.warnings())
-    assert report.exit_code() == 1
+    assert not report.passed()
 
 
 def test_json_output(dbs: Databases, capsys):
@@ -130,7 +130,7 @@ def test_audit_passes_after_rotate_encrypts_the_plaintext(dbs: Databases, capsys
     assert code == 0, out
     assert run_audit(capsys, args, "--strict")[0] == 1
     with open_database(**{dbs.backend: target}) as store:
-        assert audit_store(store).plaintext_rows == 0
+        assert audit(store).plaintext_rows == 0
 
 
 def test_audit_errors(tmp_path, capsys):

@@ -7,7 +7,6 @@ import json
 import sqlite3
 
 import pytest
-from rotate_fixtures import K_NEW, K_ROTATE, LEGACY_TEXT, SAVERS, cfg, reader_serde
 
 from serde_kit.cli import main
 from serde_kit.crypto import Keyring
@@ -15,6 +14,7 @@ from serde_kit.tools.db import open_database
 from serde_kit.tools.inspect import RowDecoder, diff_checkpoints
 from serde_kit.tools.rotate import rotate
 from serde_kit.tools.status import status
+from tests.support.rotate_fixtures import K_NEW, K_ROTATE, LEGACY_TEXT, SAVERS, cfg, reader_serde
 
 
 @pytest.fixture

@@ -14,11 +14,11 @@ import termios
 from pathlib import Path
 
 import pytest
-from rotate_fixtures import K1, K_ROTATE, LEGACY_TEXT, raw_rows
 
 from serde_kit.cli import COMMAND_MODULES, main
 from serde_kit.crypto import Keyring
 from serde_kit.tools.db import open_database
+from tests.support.rotate_fixtures import K1, K_ROTATE, LEGACY_TEXT, raw_rows
 
 ALL_FLAGS = ["--encrypt-plaintext", "--upgrade-legacy"]
 

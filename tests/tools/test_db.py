@@ -8,12 +8,13 @@ import uuid
 
 import psycopg
 import pytest
-from rotate_fixtures import DIALECTS, K_OLD, raw_rows
 
 from serde_kit.crypto import EncryptedSerializer
+from serde_kit.crypto.rows import RowKind, classify_row
 from serde_kit.errors import ConfigError, StoreError
 from serde_kit.tools.db import open_database
 from serde_kit.tools.db.model import Row, SealedUnder
+from tests.support.rotate_fixtures import DIALECTS, K_OLD, raw_rows
 
 SQLITE_PKS = {
     "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
@@ -285,7 +286,7 @@ def test_postgres_compare_and_swap_and_empty_rows(graph_postgres_db):
         rows = raw_rows(store)
         key = ("checkpoint_blobs", ("aaa-empty", "", "ch", "1"))
         assert rows[key] == ("empty", None)
-        empties = [r for b in store.iter_rows() for r in b if r.is_empty]
+        empties = [r for b in store.iter_rows() for r in b if classify_row(r.tag, r.blob).kind is RowKind.EMPTY]
         assert [(r.table, r.pk) for r in empties] == [key]
         table = store.table("checkpoint_blobs")
         with store.batch(table, after=None, limit=5) as batch:
@@ -298,7 +299,7 @@ def test_postgres_compare_and_swap_and_empty_rows(graph_postgres_db):
 
 
 def _inner():
-    from rotate_fixtures import inner_serializer
+    from tests.support.rotate_fixtures import inner_serializer
 
     return inner_serializer()
 
@@ -359,7 +360,8 @@ def test_shallow_postgres_saver_layout_is_known(postgres_db):
     import warnings
 
     from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
-    from rotate_fixtures import populate, serde_for
+
+    from tests.support.rotate_fixtures import populate, serde_for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rotate_fixtures import K_ROTATE, LEGACY_TEXT, raw_rows
 
 from serde_kit.tools.db import open_database
+from tests.support.rotate_fixtures import K_ROTATE, LEGACY_TEXT, raw_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "nobody"

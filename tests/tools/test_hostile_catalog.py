@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rotate_fixtures import K_ROTATE, LEGACY_TEXT, plain_rows
 
 from serde_kit.cli import main
 from serde_kit.tools.db import open_database
+from tests.support.rotate_fixtures import K_ROTATE, LEGACY_TEXT, plain_rows
 
 #: Key column names an application role could add (each one is SQL in at least one dialect's quoting).
 HOSTILE = [

@@ -12,7 +12,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from inspect_fixtures import (
+
+from serde_kit.cli import main
+from serde_kit.crypto import Keyring
+from serde_kit.errors import ConfigError, DecryptionError, KeyringError, MalformedDataError
+from serde_kit.tools.inspect import (
+    RowDecoder,
+    decode_blob,
+    keyring_from_env,
+    list_threads,
+    show_checkpoint,
+    thread_history,
+)
+from tests.support.inspect_fixtures import (
     KEY,
     KEY_ID,
     KEYRING,
@@ -22,18 +34,6 @@ from inspect_fixtures import (
     dbs,  # noqa: F401  (fixture)
     keyring_env,
 )
-
-from serde_kit.cli import main
-from serde_kit.crypto import Keyring
-from serde_kit.tools.inspect import (
-    RowDecoder,
-    decode_blob,
-    keyring_from_env,
-    list_threads,
-    show_checkpoint,
-    thread_history,
-)
-from serde_kit.errors import ConfigError, DecryptionError, KeyringError, MalformedDataError
 
 FULL_KEYRING = Keyring({KEY_ID: KEY}, primary=KEY_ID, legacy_key=LEGACY_KEY)
 THREADS = [f"{kind}-{end}" for kind in ("encrypted", "legacy", "plain") for end in ("done", "paused")]

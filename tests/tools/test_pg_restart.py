@@ -1,6 +1,6 @@
 """A real PostgreSQL restart under a running rotate (issue 11, section 3).
 
-The server is a dedicated private instance (tests/pg_server.py), never the
+The server is a dedicated private instance (tests/support/pg_server.py), never the
 suite's shared one, restarted with ``pg_ctl restart`` as its own user.  The
 restart happens from rotate's progress callback after a committed batch, so
 the test is synchronised on rotate's own events and bounded by counts:
@@ -15,13 +15,13 @@ from functools import partial
 from typing import Any
 
 import pytest
-from pg_server import PostgresServer
-from rotate_fixtures import K_ROTATE, plain_rows, populate, postgres_saver
 
 from serde_kit.errors import StoreError
 from serde_kit.tools.db import open_database
 from serde_kit.tools.rotate import MAX_RECONNECTS, rotate
 from serde_kit.tools.status import status
+from tests.support.pg_server import PostgresServer
+from tests.support.rotate_fixtures import K_ROTATE, plain_rows, populate, postgres_saver
 
 ALL = {"encrypt_plaintext": True, "upgrade_legacy": True}
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from inspect_fixtures import (
+
+from serde_kit.tools.audit import audit
+from serde_kit.tools.scan import scan
+from serde_kit.tools.status import status
+from tests.support.inspect_fixtures import (
     Databases,
     dbs,  # noqa: F401  (fixture)
 )
-
-from serde_kit.tools.audit import audit_store
-from serde_kit.tools.scan import scan_store
-from serde_kit.tools.status import status
 
 
 class Bar:
@@ -39,8 +39,8 @@ class Factory:
 @pytest.mark.parametrize(
     ("tool", "desc"),
     [
-        (lambda db, progress: scan_store(db, batch_size=3, progress=progress), "scan"),
-        (lambda db, progress: audit_store(db, batch_size=3, progress=progress), "audit"),
+        (lambda db, progress: scan(db, batch_size=3, progress=progress), "scan"),
+        (lambda db, progress: audit(db, batch_size=3, progress=progress), "audit"),
         (lambda db, progress: status(db, batch_size=3, progress=progress), "status"),
     ],
 )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,10 @@ import pytest
 from serde_kit import Allowlist, Limits, Serializer
 from serde_kit.errors import LimitExceededError, RebuildError, SerdeError
 from serde_kit.tools.render import render_typed
+from tests.support.fuzz_scripts import fuzz_module
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "fuzz"))
-import _common  # noqa: E402  (the harnesses' own tag table: how their saved inputs split)
+_common = fuzz_module("_common")  # the harnesses' own tag table: how their saved inputs split
 
 #: Budgets on built values (not on the row's layout): the renderer builds nothing.
 VALUE_LIMITS = {

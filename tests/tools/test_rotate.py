@@ -6,28 +6,28 @@ import sqlite3
 from functools import partial
 
 import pytest
-from rotate_fixtures import (
+
+from serde_kit.cli.keys import format_retire, format_rotate
+from serde_kit.crypto import EncryptedSerializer, Keyring
+from serde_kit.tools.db import open_database
+from serde_kit.tools.db.sqlite import SqliteDatabase
+from serde_kit.tools.keygen import keygen
+from serde_kit.tools.retire import retire
+from serde_kit.tools.rotate import rotate
+from serde_kit.tools.status import status
+from tests.support.rotate_fixtures import (
     K1,
     K3,
     K_NEW,
     K_OLD,
     K_ROTATE,
+    SAVERS,
     graph_snapshot,
     inner_serializer,
     plain_rows,
-    SAVERS,
     raw_rows,
     thread_ids,
 )
-
-from serde_kit.cli.keys import format_retire, format_rotate
-from serde_kit.crypto import EncryptedSerializer, Keyring
-from serde_kit.tools.keygen import keygen
-from serde_kit.tools.retire import retire
-from serde_kit.tools.rotate import rotate
-from serde_kit.tools.status import status
-from serde_kit.tools.db import open_database
-from serde_kit.tools.db.sqlite import SqliteDatabase
 
 THREADS = thread_ids(3)
 
@@ -201,3 +201,27 @@ def test_keygen_new_and_extend():
     assert extended.key("k1") == K1
     other_id, other = keygen()
     assert other.key(other_id) != kr.key("k9")
+
+
+def test_a_key_named_like_a_source_counts_no_inner_tags(tmp_path):
+    """Rows under a key whose id is "plaintext" are a key rotation: no plaintext type tags are counted."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from serde_kit.serializer import Serializer
+
+    odd = Keyring({"plaintext": K1}, primary="plaintext")
+    tag, blob = EncryptedSerializer(Serializer(), odd).dumps_typed({"x": 1})
+    path = str(tmp_path / "odd.db")
+    with sqlite3.connect(path, check_same_thread=False) as conn:
+        SqliteSaver(conn).setup()
+        conn.executemany(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) "
+            "VALUES (?, '', 'c', 't', 0, 'x', ?, ?)",
+            [(f"t{i}", tag, blob) for i in range(3)],
+        )
+    new = Keyring({"k2": bytes(range(1, 33)), "plaintext": K1}, primary="k2")
+    with open_database(sqlite=path, readonly=False) as store:
+        report = rotate(store, keyring=new, apply=True, record_changes=True)
+        assert report.ok and report.changed == {"plaintext": 3}
+        assert not report.plaintext_tags
+        assert status(store).total.by_key == {"k2": 3}

@@ -1,7 +1,7 @@
 """rotate and row binding, and migrations that cannot launder, on real SQLite, PostgreSQL and MariaDB.
 
 The databases are written by the real graph through the real savers (see
-rotate_fixtures.py), unbound.  ``rotate(bind=True)`` must bind each row to
+tests/support/rotate_fixtures.py), unbound.  ``rotate(bind=True)`` must bind each row to
 exactly the identity ``bind_rows`` reads it with, so the graph reads back the
 same through the wrapper, and a rotated row pasted onto another thread is then
 refused.  First seals (``--encrypt-plaintext``, ``--upgrade-legacy``) decode
@@ -22,18 +22,6 @@ import pytest
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer as StockEncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command
-from rotate_fixtures import (
-    K_OLD,
-    K_ROTATE,
-    LEGACY_KEY,
-    SAVERS,
-    build_graph,
-    cfg,
-    graph_snapshot,
-    inner_serializer,
-    raw_rows,
-    thread_ids,
-)
 
 from serde_kit.bound_saver import bind_rows
 from serde_kit.cli import main
@@ -45,6 +33,18 @@ from serde_kit.errors import RowBindingError
 from serde_kit.tools.db import Database, open_database
 from serde_kit.tools.rotate import rotate
 from serde_kit.tools.status import status
+from tests.support.rotate_fixtures import (
+    K_OLD,
+    K_ROTATE,
+    LEGACY_KEY,
+    SAVERS,
+    build_graph,
+    cfg,
+    graph_snapshot,
+    inner_serializer,
+    raw_rows,
+    thread_ids,
+)
 
 THREADS = thread_ids(3)
 ENCRYPTED_THREADS = [t for t in THREADS if t.startswith(("old", "new"))]

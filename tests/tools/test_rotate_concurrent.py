@@ -12,21 +12,22 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from rotate_fixtures import (
-    K_ROTATE,
-    build_graph,
-    cfg,
-    plain_rows,
-    SAVERS,
-    reader_serde,
-    run_thread,
-)
 
 from serde_kit.cli.keys import format_rotate
 from serde_kit.crypto.blob import build_header
+from serde_kit.crypto.rows import RowKind, classify_row
+from serde_kit.tools.db import open_database
 from serde_kit.tools.rotate import rotate
 from serde_kit.tools.status import status
-from serde_kit.tools.db import open_database
+from tests.support.rotate_fixtures import (
+    K_ROTATE,
+    SAVERS,
+    build_graph,
+    cfg,
+    plain_rows,
+    reader_serde,
+    run_thread,
+)
 
 ERROR_CHANNEL = "__error__"  # WRITES_IDX_MAP: always the same row, upserted in place
 
@@ -47,8 +48,9 @@ def db(graph_db):
 
 def expected_live_state(n):
     """What the application's live-N thread must read back (same graph, in memory)."""
-    from app_writer import live_input
     from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.support.app_writer import live_input
 
     thread, count, resume = live_input(n)
     app = build_graph().compile(checkpointer=InMemorySaver())
@@ -103,7 +105,8 @@ def _rotate_beside_a_writing_application(kind, location, *, ahead):
     writer = subprocess.Popen(
         [
             sys.executable,
-            str(Path(__file__).with_name("app_writer.py")),
+            "-m",
+            "tests.support.app_writer",
             f"--{kind}",
             location,
             "--thread",
@@ -111,6 +114,7 @@ def _rotate_beside_a_writing_application(kind, location, *, ahead):
             "--checkpoint-id",
             target["checkpoint_id"],
         ],
+        cwd=Path(__file__).resolve().parents[2],  # -m tests.support.app_writer from the repository root
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -171,7 +175,7 @@ def test_concurrent_workers_rotate_every_row_exactly_once(kind, workers, request
             (r.table, r.pk)
             for rows in store.iter_rows()
             for r in rows
-            if not r.is_empty and not (r.tag.endswith("+aesgcm") and r.blob.startswith(header))
+            if classify_row(r.tag, r.blob).kind is not RowKind.EMPTY and not (r.tag.endswith("+aesgcm") and r.blob.startswith(header))
         }
     assert len(needing) > 100
 
@@ -217,9 +221,9 @@ def test_concurrent_workers_rotate_every_row_exactly_once(kind, workers, request
 @pytest.mark.postgres
 def test_a_row_locked_by_the_application_is_waited_for_not_missed(graph_postgres_db):
     import psycopg
-    from rotate_fixtures import K_OLD, inner_serializer
 
     from serde_kit.crypto import EncryptedSerializer
+    from tests.support.rotate_fixtures import K_OLD, inner_serializer
 
     dsn = graph_postgres_db
     with psycopg.connect(dsn) as conn:

@@ -17,13 +17,13 @@ import sys
 import time
 
 import pytest
-from rotate_fixtures import K_ROTATE, LEGACY_TEXT, plain_rows
 
 from serde_kit.cli.keys import format_rotate
 from serde_kit.crypto.blob import CIPHER_NAME, build_header
 from serde_kit.tools.db import SealedUnder, open_database
 from serde_kit.tools.rotate import rotate
 from serde_kit.tools.status import status
+from tests.support.rotate_fixtures import K_ROTATE, LEGACY_TEXT, plain_rows
 
 SEED = 20261130
 SQLITE_TRIALS = 20

@@ -8,22 +8,24 @@ no thread behind.  Every wait is on an event or a count, never on time.
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 import pytest
-from rotate_fixtures import K_ROTATE, plain_rows, raw_rows
 
 from serde_kit.crypto.rows import classify_row
 from serde_kit.errors import StoreError
-from serde_kit.tools import rotate as rotate_module
 from serde_kit.tools.db import open_database
 from serde_kit.tools.db.sqlite import SqliteDatabase, _SqliteBatch
 from serde_kit.tools.rotate import rotate
+from tests.support.rotate_fixtures import K_ROTATE, plain_rows, raw_rows
 
 ALL = {"encrypt_plaintext": True, "upgrade_legacy": True}
 READER = "serde_kit-rotate-reader"
 #: Generous bound on waiting for the other stage: only reached if the pipeline is broken.
 STUCK = 60
+
+rotate_module = importlib.import_module("serde_kit.tools.rotate")  # the module: serde_kit.tools.rotate is the function
 
 
 def _readers() -> list[threading.Thread]:
@@ -129,7 +131,7 @@ def test_an_error_in_the_writer_while_the_reader_runs_ahead_keeps_the_committed_
         after = raw_rows(db)
         # exactly the first batch, every row of it; nothing of the second or the third (read ahead)
         first = _FailingCommits.claims[0]
-        assert _changed(before, after) == {(r.table, r.pk) for r in first if r.info.key_id == "k1"}
+        assert _changed(before, after) == {(r.table, r.pk) for r in first if classify_row(r.tag, r.blob).key_id == "k1"}
         assert len(_FailingCommits.claims) >= 3
         assert not _readers()
     with open_database(sqlite=graph_sqlite_db, readonly=False) as db:
@@ -155,7 +157,7 @@ def test_an_error_in_the_reader_surfaces_typed_after_the_batch_being_written_com
             rotate(db, keyring=K_ROTATE, apply=True, batch_size=5)
         after = raw_rows(db)
     # the two batches claimed were written whole (the second committed while the third claim failed)
-    claimed = {(r.table, r.pk) for rows in _ClaimFails.claims for r in rows if r.info.key_id == "k1"}
+    claimed = {(r.table, r.pk) for rows in _ClaimFails.claims for r in rows if classify_row(r.tag, r.blob).key_id == "k1"}
     assert len(_ClaimFails.claims) == 2 and claimed
     assert _changed(before, after) == claimed
     assert not _readers()
@@ -226,7 +228,7 @@ def test_an_interrupt_in_the_writer_keeps_nothing_of_its_half_batch(graph_sqlite
         report = rotate(db, keyring=K_ROTATE, apply=True, batch_size=5)
         assert not db.conn.in_transaction
         after = raw_rows(db)
-    first = {(r.table, r.pk) for r in _InterruptedWrites.claims[0] if r.info.key_id == "k1"}
+    first = {(r.table, r.pk) for r in _InterruptedWrites.claims[0] if classify_row(r.tag, r.blob).key_id == "k1"}
     assert report.interrupted and first
     assert _changed(before, after) == first  # batch 1 whole, nothing of batch 2 or of batch 3 read ahead
     assert report.total_changed == len(first)

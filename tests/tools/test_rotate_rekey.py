@@ -9,6 +9,7 @@ before.
 from __future__ import annotations
 
 import copy
+import importlib
 
 import pytest
 
@@ -115,10 +116,9 @@ def _tamper(store, count):
 
 
 def test_rotate_reports_a_row_that_does_not_open_amid_bulk_rows(graph_db):
-    from rotate_fixtures import K_ROTATE, raw_rows
-
     from serde_kit.tools.db import open_database
     from serde_kit.tools.rotate import rotate
+    from tests.support.rotate_fixtures import K_ROTATE, raw_rows
 
     kind, location = graph_db
     with open_database(**{kind: location}, readonly=False) as store:
@@ -141,10 +141,9 @@ def test_an_interrupt_between_chunks_rolls_back_the_chunks_already_sent(graph_db
 
     On PostgreSQL the first chunks' UPDATEs are already in the pipeline then.
     """
-    from rotate_fixtures import K_ROTATE, raw_rows
-
-    from serde_kit.tools import rotate as rotate_module
+    rotate_module = importlib.import_module("serde_kit.tools.rotate")  # the module: serde_kit.tools.rotate is the function
     from serde_kit.tools.db import open_database
+    from tests.support.rotate_fixtures import K_ROTATE, raw_rows
 
     monkeypatch.setattr(rotate_module, "_MIN_CHUNK", 1)
     calls = []

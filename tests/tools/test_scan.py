@@ -6,7 +6,15 @@ import json
 import shlex
 
 import pytest
-from inspect_fixtures import (
+
+from serde_kit import Allowlist, Serializer
+from serde_kit.cli import main
+from serde_kit.crypto import EncryptedSerializer, Keyring
+from serde_kit.crypto.rows import RowKind, classify_row
+from serde_kit.errors import BlockedTypeError
+from serde_kit.tools.inspect import RowDecoder, keyring_from_env
+from serde_kit.tools.scan import scan
+from tests.support.inspect_fixtures import (
     KEY_ID,
     STORED_TYPES,
     USER_MODULE,
@@ -15,13 +23,6 @@ from inspect_fixtures import (
     keyring_env,
     user_module,
 )
-
-from serde_kit import Allowlist, Serializer
-from serde_kit.cli import main
-from serde_kit.crypto import EncryptedSerializer, Keyring
-from serde_kit.errors import BlockedTypeError
-from serde_kit.tools.inspect import RowDecoder, keyring_from_env
-from serde_kit.tools.scan import scan_store
 
 USER_TYPES = [(USER_MODULE, "Doc"), (USER_MODULE, "Mood"), (USER_MODULE, "Note")]
 
@@ -38,7 +39,7 @@ def found(report):
 
 def test_scan_finds_exactly_the_stored_types(dbs: Databases):
     with dbs.store("plain") as store:
-        report = scan_store(store)
+        report = scan(store)
     assert found(report) == STORED_TYPES
     assert report.rows_failed == 0 and report.rows_locked == {}
     assert report.rows_read + report.rows_empty == report.rows_total
@@ -53,7 +54,7 @@ def test_scan_finds_exactly_the_stored_types(dbs: Databases):
 
 def test_scan_counts_rows_per_type(dbs: Databases):
     with dbs.store("plain") as store:
-        report = scan_store(store)
+        report = scan(store)
     # Note is written once per thread by `left` and then kept in every later checkpoint
     note = report.types[(USER_MODULE, "Note")]
     assert note.rows == note.count
@@ -62,8 +63,8 @@ def test_scan_counts_rows_per_type(dbs: Databases):
 
 def test_encrypted_rows_need_the_keyring(dbs: Databases):
     with dbs.store("encrypted") as store:
-        locked = scan_store(store)
-        opened = scan_store(store, decoder=RowDecoder(keyring_from_env(keyring_env())))
+        locked = scan(store)
+        opened = scan(store, decoder=RowDecoder(keyring_from_env(keyring_env())))
     assert locked.types == {}
     assert locked.rows_locked == {f"key id {KEY_ID}": locked.rows_total - locked.rows_empty}
     assert found(opened) == STORED_TYPES
@@ -71,7 +72,7 @@ def test_encrypted_rows_need_the_keyring(dbs: Databases):
 
 def test_mixed_database_with_all_keys(dbs: Databases):
     with dbs.store("mixed") as store:
-        report = scan_store(store, decoder=RowDecoder(keyring_from_env(keyring_env())))
+        report = scan(store, decoder=RowDecoder(keyring_from_env(keyring_env())))
     assert found(report) == STORED_TYPES
     assert report.rows_locked == {} and report.rows_failed == 0
 
@@ -79,14 +80,14 @@ def test_mixed_database_with_all_keys(dbs: Databases):
 def test_allowlist_from_env_marks_covered_types(dbs: Databases, monkeypatch):
     monkeypatch.setenv("SERDE_KIT_ALLOW", f"{USER_MODULE}:Doc,{USER_MODULE}:Note")
     with dbs.store("plain") as store:
-        report = scan_store(store)
+        report = scan(store)
     assert [(t.module, t.name) for t in report.missing()] == [(USER_MODULE, "Mood")]
     assert [(t.module, t.name) for t in report.needed()] == USER_TYPES
 
 
 def test_snippets_are_exact(dbs: Databases):
     with dbs.store("plain") as store:
-        snip = scan_store(store).snippets()
+        snip = scan(store).snippets()
     m = USER_MODULE
     assert snip["code"] == f"Serializer(allow=[({m!r}, 'Doc'), ({m!r}, 'Mood'), ({m!r}, 'Note')])"
     assert snip["env"] == f"SERDE_KIT_ALLOW={m}:Doc,{m}:Mood,{m}:Note"  # shlex.quote: nothing to quote
@@ -95,13 +96,13 @@ def test_snippets_are_exact(dbs: Databases):
 
 def _rows(dbs: Databases, which: str):
     with dbs.store(which) as store:
-        return [r for batch in store.iter_rows() for r in batch if not r.is_empty]
+        return [r for batch in store.iter_rows() for r in batch if classify_row(r.tag, r.blob).kind is not RowKind.EMPTY]
 
 
 def test_snippets_let_the_real_serializer_load_every_row(dbs: Databases, tmp_path):
     """Paste each snippet into a strict serializer: every stored row loads; without it, it does not."""
     with dbs.store("plain") as store:
-        snip = scan_store(store).snippets()
+        snip = scan(store).snippets()
     rows = _rows(dbs, "plain")
     with pytest.MonkeyPatch.context() as mp, user_module(tmp_path, mp):
         strict = Serializer(allowlist=Allowlist.default())
@@ -122,7 +123,7 @@ def test_snippets_let_the_real_serializer_load_every_row(dbs: Databases, tmp_pat
 
 def test_snippet_serializer_reads_encrypted_rows(dbs: Databases, tmp_path):
     with dbs.store("encrypted") as store:
-        snip = scan_store(store, decoder=RowDecoder(keyring_from_env(keyring_env()))).snippets()
+        snip = scan(store, decoder=RowDecoder(keyring_from_env(keyring_env()))).snippets()
     rows = _rows(dbs, "encrypted")
     with pytest.MonkeyPatch.context() as mp, user_module(tmp_path, mp):
         inner = eval(snip["code"], {"Serializer": Serializer})
@@ -186,6 +187,6 @@ def test_legacy_json_and_pickle_rows_are_listed(tmp_path):
     from serde_kit.tools.db import open_database
 
     with open_database(sqlite=str(path)) as store:
-        report = scan_store(store)
+        report = scan(store)
     assert found(report) == {("myapp.models", "Doc", "json"), ("datetime", "date", "pickle")}
     assert report.rows_failed == 0

@@ -24,7 +24,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from rotate_fixtures import mysql_saver, postgres_saver
 
 from serde_kit import Serializer
 from serde_kit._secrets import scrubs_frames
@@ -33,6 +32,7 @@ from serde_kit.tools.db import open_database
 from serde_kit.tools.db.mysql import MysqlDatabase
 from serde_kit.tools.db.postgres import PostgresDatabase
 from serde_kit.tools.db.sqlite import SqliteDatabase
+from tests.support.rotate_fixtures import mysql_saver, postgres_saver
 
 PASSWORD = "Qv7XkZp2Lw9RtMb4"
 OTHER_PASSWORD = "Hn3JcYs8Fd6GuEa1"

@@ -6,13 +6,13 @@ import sqlite3
 from collections import Counter
 
 import pytest
-from rotate_fixtures import K_NEW, K_ROTATE, group_counts
 
 from serde_kit.cli.keys import format_status
 from serde_kit.crypto import Keyring
 from serde_kit.errors import KeyringError
-from serde_kit.tools.status import status
 from serde_kit.tools.db import open_database
+from serde_kit.tools.status import status
+from tests.support.rotate_fixtures import K_NEW, K_ROTATE, group_counts
 
 KIND_OF_GROUP = {"old": "k1", "new": "k2", "plain": "plaintext", "legacy": "legacy", "empty": "empty"}
 

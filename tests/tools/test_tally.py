@@ -14,16 +14,16 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from rotate_fixtures import K_ROTATE, LEGACY_TEXT, raw_rows
 
 from serde_kit.cli import main
 from serde_kit.crypto.blob import BOUND_VERSION
 from serde_kit.crypto.rows import RowKind, classify_row
-from serde_kit.tools.audit import audit_store
+from serde_kit.tools.audit import audit
 from serde_kit.tools.db import open_database
 from serde_kit.tools.status import status
 from serde_kit.tools.tally import RowTally
 from serde_kit.tools.verify import verify
+from tests.support.rotate_fixtures import K_ROTATE, LEGACY_TEXT, raw_rows
 
 MIGRATE = ["--encrypt-plaintext", "--upgrade-legacy", "--bind", "--apply"]
 
@@ -107,11 +107,11 @@ def test_status_and_audit_count_bound_and_unbound_rows_and_rotate_bind_migrates(
 def test_status_and_audit_share_one_tally(graph_sqlite_db: str) -> None:
     with open_database(sqlite=graph_sqlite_db) as store:
         report = status(store)
-        audit = audit_store(store)
+        audited = audit(store)
     assert all(isinstance(t, RowTally) for t in report.tables)
-    assert all(isinstance(t, RowTally) for t in audit.tables.values())
+    assert all(isinstance(t, RowTally) for t in audited.tables.values())
     fields: Any = lambda t: {k: v for k, v in vars(t).items() if k != "failed"}  # noqa: E731
-    assert [fields(t) for t in report.tables] == [fields(audit.tables[t.name]) for t in report.tables]
+    assert [fields(t) for t in report.tables] == [fields(audited.tables[t.name]) for t in report.tables]
     with open_database(sqlite=graph_sqlite_db) as store:
         checked = verify(store, keyring=K_ROTATE)
     assert isinstance(checked.counts, RowTally)
@@ -138,7 +138,7 @@ def test_a_bound_header_longer_than_the_bytes_read_counts_as_bound(tmp_path) -> 
     conn.close()
     with open_database(sqlite=str(path)) as store:
         report = status(store)
-        audit = audit_store(store)
+        audited = audit(store)
     assert report.total.unknown == 0 and report.total.bound == 4 and report.total.unbound == 0
     assert dict(report.total.by_key) == {K_ROTATE.primary_id: 4}
-    assert sum(t.bound for t in audit.tables.values()) == 4 and sum(t.unknown for t in audit.tables.values()) == 0
+    assert sum(t.bound for t in audited.tables.values()) == 4 and sum(t.unknown for t in audited.tables.values()) == 0

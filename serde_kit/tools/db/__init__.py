@@ -16,9 +16,9 @@ from serde_kit.errors import ConfigError
 from .address import masked
 from .base import Database as Database
 from .batch import Batch as Batch
-from .model import EMPTY_TAG as EMPTY_TAG, Layout as Layout, Row as Row, SealedUnder as SealedUnder, Table as Table
+from .model import Layout as Layout, Row as Row, SealedUnder as SealedUnder, Table as Table
 
-__all__ = ["EMPTY_TAG", "ENV_VAR", "Batch", "Database", "Layout", "Row", "SealedUnder", "Table", "open_database", "split_url"]
+__all__ = ["ENV_VAR", "Batch", "Database", "Layout", "Row", "SealedUnder", "Table", "open_database", "split_url"]
 
 #: Environment variable holding a database URL for the command line.
 ENV_VAR = "SERDE_KIT_DB"

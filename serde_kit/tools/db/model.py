@@ -6,10 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from serde_kit.crypto.blob import ParsedBlob
-from serde_kit.crypto.rows import EMPTY_TAG, RowInfo, RowKind, classify_parsed, classify_row
-
-__all__ = ["EMPTY_TAG", "Layout", "Row", "SealedUnder", "Table", "driver_value"]
+__all__ = ["Layout", "Row", "SealedUnder", "Table", "driver_value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +34,8 @@ class SealedUnder:
             and blob.startswith(self.header)
         )
 
+
 _BYTES = (bytes, bytearray, memoryview)
-
-#: A Row's blob not parsed yet (None is a parse that found no AESGCM header).
-_UNPARSED = object()
-
 
 
 @dataclass(frozen=True)
@@ -63,6 +57,8 @@ class Table:
 class Row:
     """One stored row: table, primary-key values, type tag, blob, and where it is.
 
+    Storage only: what the row holds is for the tools to tell
+    (:func:`serde_kit.crypto.rows.classify_row` of ``tag`` and ``blob``).
     Immutable and compared like a frozen dataclass of ``(table, pk, tag, blob)``
     (``loc`` is left out); a plain slotted class because the tools build one per
     stored row.  The fields are read-only properties over private slots: the
@@ -71,10 +67,7 @@ class Row:
     deleting a field still raises AttributeError.
     """
 
-    __slots__ = ("_table", "_pk", "_tag", "_blob", "_loc", "_info", "_parsed")
-
-    _info: RowInfo | None
-    _parsed: ParsedBlob | None | object
+    __slots__ = ("_table", "_pk", "_tag", "_blob", "_loc")
 
     def __init__(self, table: str, pk: tuple[Any, ...], tag: Any, blob: Any, loc: tuple[Any, ...] = ()) -> None:
         self._table = table
@@ -82,8 +75,6 @@ class Row:
         self._tag = tag
         self._blob = blob
         self._loc = loc
-        self._info = None
-        self._parsed = _UNPARSED
 
     @property
     def table(self) -> str:
@@ -132,31 +123,6 @@ class Row:
     def where(self) -> tuple[Any, ...]:
         """Values of the table's walk columns for this row."""
         return self._loc or self._pk
-
-    @property
-    def classified(self) -> tuple[RowInfo, ParsedBlob | None]:
-        """:func:`~serde_kit.crypto.rows.classify_parsed` of this row (computed once)."""
-        parsed = self._parsed
-        if parsed is _UNPARSED:
-            info, parsed = classify_parsed(self._tag, self._blob)
-            self._info = info
-            self._parsed = parsed
-        assert self._info is not None and (parsed is None or isinstance(parsed, ParsedBlob))
-        return self._info, parsed
-
-    @property
-    def info(self) -> RowInfo:
-        """:func:`~serde_kit.crypto.rows.classify_row` of this row (computed once)."""
-        info = self._info
-        if info is None:
-            info = classify_row(self._tag, self._blob)
-            self._info = info
-        return info
-
-    @property
-    def is_empty(self) -> bool:
-        """True when the row holds no ``serde`` output (NULL blob or the ``"empty"`` tag)."""
-        return self.info.kind is RowKind.EMPTY
 
     @property
     def label(self) -> str:

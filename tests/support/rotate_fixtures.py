@@ -34,6 +34,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 from serde_kit.crypto import EncryptedSerializer, Keyring
+from serde_kit.crypto.rows import RowKind, classify_row
 from serde_kit.tools.db import Database, open_database
 
 K1 = bytes(range(32))
@@ -243,7 +244,7 @@ def plain_rows(store: Database, keyring: Keyring = K_ROTATE) -> dict[tuple[str, 
     out = {}
     for rows in store.iter_rows(200):
         for r in rows:
-            out[(r.table, r.pk)] = None if r.is_empty else serde.decrypt_row((r.tag, r.blob))
+            out[(r.table, r.pk)] = None if classify_row(r.tag, r.blob).kind is RowKind.EMPTY else serde.decrypt_row((r.tag, r.blob))
     return out
 
 
@@ -252,7 +253,7 @@ def group_counts(store: Database) -> dict[str, Counter]:
     out: dict[str, Counter] = {t.name: Counter() for t in store.tables}
     for rows in store.iter_rows(200):
         for r in rows:
-            out[r.table]["empty" if r.is_empty else r.pk[0].split("-")[0]] += 1
+            out[r.table]["empty" if classify_row(r.tag, r.blob).kind is RowKind.EMPTY else r.pk[0].split("-")[0]] += 1
     return out
 
 

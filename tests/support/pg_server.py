@@ -9,7 +9,7 @@ and every server binary runs through ``runuser -u postgres --``.
 Binaries come from ``$PG_BIN`` if set, else the newest
 ``/usr/lib/postgresql/*/bin`` (or whatever ``pg_ctl`` is on ``PATH``).
 
-Also runnable by hand: ``python tests/pg_server.py`` starts a server, prints
+Also runnable by hand: ``python -m tests.support.pg_server`` starts a server, prints
 its DSN and stops it on Enter.
 """
 
@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from _private_server import PrivateServer, free_port
+from tests.support.private_server import PrivateServer, free_port
 
 __all__ = ["PostgresServer", "PostgresStartError", "find_pg_bin"]
 

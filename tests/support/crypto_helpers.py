@@ -7,7 +7,7 @@ from pathlib import Path
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-VECTORS = Path(__file__).parent / "vectors"
+VECTORS = Path(__file__).resolve().parents[1] / "crypto" / "vectors"
 
 K1 = bytes(range(32))
 K2 = bytes(range(32, 64))

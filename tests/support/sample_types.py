@@ -8,8 +8,16 @@ import sys
 from datetime import datetime
 from typing import Annotated, Any, NamedTuple, Optional, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, computed_field, field_validator, model_validator
-from pydantic import v1 as pydantic_v1
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    computed_field,
+    field_validator,
+    model_validator,
+    v1 as pydantic_v1,
+)
 
 #: Set when a module that must never be imported by a refused decode is imported.
 IMPORTED_MARKER = "serde_kit_test_marker_imported"

@@ -1,6 +1,6 @@
 """A LangGraph application process that keeps writing while rotate runs (used by the tests).
 
-Usage: python app_writer.py (--sqlite PATH | --postgres DSN | --mysql DSN) --thread ID --checkpoint-id ID
+Usage: python -m tests.support.app_writer (--sqlite PATH | --postgres DSN | --mysql DSN) --thread ID --checkpoint-id ID
 
 Mid-deploy keyring (k1 still primary, k2 known).  Prints ``ready``, then runs
 one round per line read on stdin, until stdin closes: each round upserts one
@@ -17,11 +17,9 @@ import argparse
 import json
 import sys
 from functools import partial
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from rotate_fixtures import (  # noqa: E402
+from serde_kit.crypto import EncryptedSerializer
+from tests.support.rotate_fixtures import (
     K_OLD,
     K_ROTATE,
     build_graph,
@@ -30,8 +28,6 @@ from rotate_fixtures import (  # noqa: E402
     run_thread,
     sqlite_saver,
 )
-
-from serde_kit.crypto import EncryptedSerializer  # noqa: E402
 
 ERROR_CHANNEL = "__error__"
 
@@ -55,7 +51,7 @@ def main() -> None:
     elif args.postgres:
         factory = partial(postgres_saver, args.postgres)
     else:
-        from rotate_fixtures import mysql_saver
+        from tests.support.rotate_fixtures import mysql_saver
 
         factory = partial(mysql_saver, args.mysql)
     keyring = K_OLD.with_key("k2", K_ROTATE.key("k2"))

@@ -1,4 +1,4 @@
-"""What the suite's throwaway database servers share (tests/pg_server.py, tests/mysql_server.py).
+"""What the suite's throwaway database servers share (tests/support/pg_server.py, tests/support/mysql_server.py).
 
 Each server lives in a fresh temporary directory (data directory, socket, log)
 on a free TCP port of 127.0.0.1, so several test runs on one machine never

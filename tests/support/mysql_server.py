@@ -1,6 +1,6 @@
 """A throwaway MariaDB server for the test suite (Debian's ``mariadb-server`` package).
 
-Like tests/pg_server.py: a private data directory in a fresh temporary
+Like tests/support/pg_server.py: a private data directory in a fresh temporary
 directory, its unix socket inside it, a free TCP port of 127.0.0.1, and the
 server running as the ``mysql`` user when the tests run as root (MariaDB
 refuses to run as root).  ``root`` has no password (``--auth-root-authentication-method=normal``),
@@ -9,7 +9,7 @@ server answers or its process exits, never on a clock alone.
 
 Binaries: ``mariadb-install-db`` and ``mariadbd`` from ``PATH`` or ``/usr/sbin``,
 or the directory in ``$MARIADB_BIN``.  Also runnable by hand:
-``python tests/mysql_server.py`` prints a DSN and stops on Enter.
+``python -m tests.support.mysql_server`` prints a DSN and stops on Enter.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from _private_server import PrivateServer, free_port
+from tests.support.private_server import PrivateServer, free_port
 
 __all__ = ["MysqlServer", "MysqlStartError", "find_mariadb_bin"]
 

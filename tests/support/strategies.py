@@ -21,11 +21,10 @@ from typing import Any
 
 import numpy as np
 import pydantic
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
-import strategy_types as T
+from tests.support import strategy_types as T
 
 __all__ = [
     "PROFILE",

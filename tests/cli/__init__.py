@@ -1,0 +1,1 @@
+"""Tests of serde_kit.cli (the command-line shell)."""

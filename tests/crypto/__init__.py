@@ -1,0 +1,1 @@
+"""Tests of serde_kit.crypto (keyring, row cipher, EncryptedSerializer, KMS)."""

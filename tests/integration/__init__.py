@@ -1,0 +1,1 @@
+"""End-to-end tests: real LangGraph savers and graphs over serde_kit."""
