@@ -293,10 +293,18 @@ def _string_keys_in_c(data: bytes, entries: int) -> bool:
         found: list[bytes] = []
         try:
             ormsgpack.unpackb(pending.pop(), ext_hook=found.insert)
-        except Exception:
-            return False
+        except Exception as exc:
+            if not _cut_short(exc):
+                return False
         pending.extend(part for part in found if (0xDE in part or 0xDF in part) and may_hold_big_map(part, entries))
     return True
+
+
+def _cut_short(exc: Exception) -> bool:
+    """Whether ormsgpack stopped only because the bytes ended. It reads entries in order,
+    as the engine does, so every map key before that point was a string: the engine
+    builds nothing more before it stops there too (and reports the row truncated)."""
+    return str(exc) == "unexpected end of file"
 
 
 def _read_in_c_checked(data: bytes, option: int, entries: int) -> bool:
@@ -324,10 +332,11 @@ def _read_in_c_checked(data: bytes, option: int, entries: int) -> bool:
         part, part_option = pending.pop()
         try:
             ormsgpack.unpackb(part, ext_hook=collect, option=part_option)
-        except Exception:
+        except Exception as exc:
             if timestamp:
                 raise UnknownTagError(_TIMESTAMP_MESSAGE) from None
-            return False
+            if not (part_option == 0 and _cut_short(exc)):
+                return False
         pending.extend(found)
         found.clear()
     return True
