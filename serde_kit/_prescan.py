@@ -110,7 +110,8 @@ def _uniform_run(data: bytes, pos: int, first: int, width: int, left: int) -> in
 def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     """Raise if ``data`` holds what the engine cannot bound; cheap for most rows.
     True when its maps may still hold typed keys that collide (values the ext hook
-    builds: the decoder then counts their hashes), False when they cannot.
+    builds: the decoder then counts their hashes), False when they cannot (no map
+    big enough, keys cheap enough, or string keys only where a map may be big).
 
     Its Python walk is charged to the work meter of the decode call running on
     this thread; ``in_decode=True`` (the decoder) asks for that meter first
@@ -137,8 +138,9 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     entries = flood_entries(limits)
     start = first_big_map(data, entries)
     if start >= 0 and _may_flood(data, start, limits):
-        if not _in_c(lambda row: _plain_keys(row, entries), data):
-            _walk(data, limits, in_decode)
+        if _in_c(lambda row: _plain_keys(row, entries), data):
+            return False  # every map that may be big has string keys only: no typed key either
+        _walk(data, limits, in_decode)
         return True
     if _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
         _walk(data, limits, in_decode)  # ormsgpack could not read it: the walk finds what is wrong
