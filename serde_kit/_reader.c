@@ -13,7 +13,9 @@
  *  - bytes it cannot read (malformed, truncated, a map key that is not a
  *    string, number, nil, bool or bin, a timestamp) inside an ext payload go
  *    to that ext's Python hook, and at the top level the whole row goes to the
- *    msgspec decoder, so every error a row ends in is the pure path's own;
+ *    msgspec decoder, so every error a row ends in is the pure path's own (with
+ *    the work meter put back where it stood before this reader's first call into
+ *    Python: the row is charged once, as on the pure path);
  *  - a rebuilder that fails (not with serde_kit's own error) is followed, as on the pure
  *    path's hot path, by the decoder's checked path (construct) with the same envelope;
  *  - a RecursionError anywhere sends the whole row to msgspec.  The reader
@@ -36,6 +38,14 @@
 #include <string.h>
 
 #define EXT_FRAMES 10
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define NOINLINE __declspec(noinline)
+#else
+#define NOINLINE
+#endif
+#define NUMPY_ARRAY 6 /* serde_kit.ext.codes.NUMPY_ARRAY */
 #define TABLE_SLOTS 1024 /* a power of two */
 #define MAX_ENTRIES 512  /* at most half the slots: probes stay short */
 
@@ -48,8 +58,34 @@ enum {
     KIND_ENUM = 5,     /* param[env[2]] for an exact str or int found in the member map param */
     KIND_DATACLASS = 6, /* object.__new__(cls) + __dict__.update(env[2]) when its keys are param, in order */
     KIND_PYDANTIC = 7, /* cls.__pydantic_validator__.validate_python(env[2][, by_name=True if param]) */
-    KIND_LAST = 7
+    KIND_MESSAGE = 8,  /* a curated langchain-core message: env[2] installed as its state when it has
+                        * the validated shape param describes (serde_kit.ext.langchain.fast_shape) */
+    KIND_ISO = 9,      /* param[1](text) for an exact str of at most param[0] characters whose last 7
+                        * hold no "." unless param[2] (date): fromisoformat, as the ext 3 rebuilder */
+    KIND_DECIMAL = 10, /* cls(text) for an exact str of at most min(limit, 64) characters [+-]digits[.digits] */
+    KIND_SET = 11,     /* cls(items) (set, frozenset) for a list of at most limit items, none a list */
+    KIND_ZONE = 12,    /* cls(key) (ZoneInfo) for an exact str of at most limit characters */
+    KIND_LAST = 12
 };
+/* KIND_ISO, DECIMAL, SET and ZONE carry one limit (Entry.limit): what the Python rebuilder
+ * checks first; beyond it, and on any failure, that rebuilder decides (and raises). */
+
+/* The checks of a curated message's fields (serde_kit.ext.langchain.CHECKS, same names). */
+enum {
+    CHECK_ANY = 0,
+    CHECK_TYPE = 1, /* an exact str equal to the class's "type" */
+    CHECK_DICT = 2,
+    CHECK_STR = 3,
+    CHECK_STR_OR_NONE = 4,
+    CHECK_CONTENT = 5,     /* a str, or a list of exact str and dict items */
+    CHECK_TOOL_STATUS = 6, /* "success" or "error" */
+    CHECK_TOOL_CALLS = 7,
+    CHECK_INVALID_TOOL_CALLS = 8,
+    CHECK_USAGE = 9,
+    CHECK_LAST = 9
+};
+static const char *check_names[] = {"any", "type", "dict", "str", "str_or_none", "content", "tool_status",
+                                    "tool_calls", "invalid_tool_calls", "usage"};
 /* A C kind builds from env[2]; any other shape, or a failure its Python rebuilder would
  * handle, goes to that rebuilder (fn), as the pure path's hot path calls it. */
 
@@ -65,6 +101,7 @@ typedef struct {
     PyObject *fn;
     PyObject *cls;
     PyObject *param;
+    Py_ssize_t limit; /* KIND_ISO, DECIMAL, SET, ZONE: see the kinds */
 } Entry;
 
 typedef struct {
@@ -76,6 +113,10 @@ typedef struct {
     PyObject *track;       /* callable(value) counting a typed value's hash (rows that may flood), or None */
     PyObject *keyed;       /* frozenset: types whose hash is keyed per process (never tracked) */
     PyObject *serde_error; /* the base class of the errors the pure path raises on purpose */
+    PyObject *np_empty;    /* numpy.empty once Python enabled arrays (set_numpy), else NULL */
+    PyObject *np_dtypes;   /* dict: dtype spec -> numpy dtype, filled only by serde_kit.ext.numpy */
+    Py_ssize_t np_max_elements; /* Limits.max_array_elements */
+    Py_ssize_t np_max_payload;  /* payloads this long or longer: the Python fast path for large arrays */
     Py_ssize_t max_ext_depth;
     int safe_recursion_limit;
     Py_ssize_t nentries;
@@ -87,11 +128,15 @@ typedef struct {
     PyObject *src;            /* the row object */
     const unsigned char *base; /* its first byte */
     PyObject *view;           /* memoryview of the row, made on the first hook call */
+    PyObject *mark;           /* fallback.mark() before this row's first Python call, or NULL */
 } State;
 
 static PyObject *decode_value(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t level);
 
 static PyObject *str_int, *str_is_safe, *str_dict, *str_validator, *str_validate_python, *str_by_name;
+static PyObject *str_fields_set, *str_extra, *str_private, *str_tool_call, *str_invalid_tool_call, *str_success,
+    *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs, *str_tzinfo, *str_itemsize, *str_hasobject;
+static PyObject *empty_tuple;
 static PyObject *by_name_kwnames; /* ("by_name",) */
 
 /* Short map keys, kept with their hash: rows repeat the same few field names. */
@@ -119,8 +164,14 @@ static inline int read_length(const unsigned char **pp, const unsigned char *end
 }
 
 static PyObject *make_str(const unsigned char *p, Py_ssize_t n) {
-    Py_ssize_t i;
-    for (i = 0; i < n; i++) {
+    Py_ssize_t i = 0;
+    /* ASCII test eight bytes at a time (memcpy: no unaligned or aliased read) */
+    for (; i + 8 <= n; i += 8) {
+        uint64_t word;
+        memcpy(&word, p + i, 8);
+        if (word & 0x8080808080808080ULL) break;
+    }
+    for (; i < n; i++) {
         if (p[i] & 0x80) break;
     }
     if (i == n) {
@@ -194,9 +245,18 @@ static PyObject *payload_view(State *st, const unsigned char *p, Py_ssize_t n) {
     return PySequence_GetSlice(st->view, start, start + n);
 }
 
+/* Before the row's first call into Python that may charge the work meter: where the
+ * meter stands, so that handing the row to the fallback re-reads it from there (the
+ * pure path charges each step of a row once). */
+static int mark_meter(State *st) {
+    if (st->mark == NULL) st->mark = PyObject_CallMethod(st->r->fallback, "mark", NULL);
+    return st->mark == NULL ? -1 : 0;
+}
+
 static PyObject *call_hook(State *st, int code, const unsigned char *p, Py_ssize_t n, Py_ssize_t level,
                            const unsigned char *head_end) {
     Reader *r = st->r;
+    if (mark_meter(st) < 0) return NULL;
     PyObject *view = payload_view(st, p, n);
     if (view == NULL) return NULL;
     PyObject *code_obj = PyLong_FromLong(code);
@@ -206,6 +266,18 @@ static PyObject *call_hook(State *st, int code, const unsigned char *p, Py_ssize
     }
     PyObject *args[2] = {code_obj, view};
     PyObject *value = PyObject_Vectorcall(PyTuple_GET_ITEM(r->hooks, level), args, 2, NULL);
+    if (value != NULL && code == NUMPY_ARRAY && r->np_empty == NULL && r->learn != Py_None) {
+        /* the first array the hook built: Python may enable arrays now (numpy is imported) */
+        PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
+        PyObject *done = NULL;
+        if (empty != NULL) {
+            PyObject *largs[3] = {code_obj, empty, view};
+            done = PyObject_Vectorcall(r->learn, largs, 3, NULL);
+            Py_DECREF(empty);
+        }
+        if (done == NULL) Py_CLEAR(value);
+        Py_XDECREF(done);
+    }
     if (value != NULL && head_end != NULL && r->learn != Py_None && r->nentries < MAX_ENTRIES) {
         PyObject *head = PyBytes_FromStringAndSize((const char *)p, head_end - p);
         PyObject *done = NULL;
@@ -250,8 +322,174 @@ static void leave_ext(void) {
 
 static int exact_int(PyObject *o) { return Py_IS_TYPE(o, &PyLong_Type); }
 
+/* --- curated langchain-core messages -------------------------------------------
+ *
+ * The same shape test as serde_kit.ext.langchain.fast_builder, or a stricter one: what
+ * this accepts, the Python builder accepts too (where its checks take several key
+ * orders, this takes the ones validation leaves without extra keys); what it does not
+ * accept goes to the Python rebuilder, which decides.  No check calls Python code: every
+ * dict it reads was decoded here (keys are strings, numbers, nil, bool or bin). */
+
+/* o is the exact str s (equal text): canonical strs of equal text have the same kind. */
+static int same_str(PyObject *o, PyObject *s) {
+    if (o == s) return 1;
+    if (!PyUnicode_CheckExact(o)) return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(o);
+    return n == PyUnicode_GET_LENGTH(s) && PyUnicode_KIND(o) == PyUnicode_KIND(s) &&
+           memcmp(PyUnicode_DATA(o), PyUnicode_DATA(s), (size_t)n * PyUnicode_KIND(o)) == 0;
+}
+
+static int str_or_none(PyObject *o) { return o == Py_None || PyUnicode_CheckExact(o); }
+
+/* A dict whose keys are exactly `keys`, in that order. */
+static int has_keys(PyObject *d, PyObject *keys) {
+    if (!PyDict_CheckExact(d) || PyDict_GET_SIZE(d) != PyTuple_GET_SIZE(keys)) return 0;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        if (!same_str(key, PyTuple_GET_ITEM(keys, i++))) return 0;
+    }
+    return 1;
+}
+
+/* d's value under the str key (d has exact str keys only); NULL when absent. */
+static PyObject *field(PyObject *d, PyObject *key) { return PyDict_GetItemWithError(d, key); }
+
+/* A token-details dict: some of `declared`, in declared order, each an exact int. */
+static int int_details(PyObject *d, PyObject *declared) {
+    if (!PyDict_CheckExact(d)) return 0;
+    Py_ssize_t pos = 0, j = 0, n = PyTuple_GET_SIZE(declared);
+    PyObject *key, *value;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        while (j < n && !same_str(key, PyTuple_GET_ITEM(declared, j))) j++;
+        if (j == n || !exact_int(value)) return 0;
+        j++;
+    }
+    return 1;
+}
+
+/* usage_metadata: None, or the three token counts (exact ints) first, then some of the
+ * detail dicts in declared order.  ai = (call, invalid, counts, details, declared). */
+static int usage_shape(PyObject *v, PyObject *ai) {
+    if (v == Py_None) return 1;
+    if (!PyDict_CheckExact(v)) return 0;
+    PyObject *counts = PyTuple_GET_ITEM(ai, 2), *details = PyTuple_GET_ITEM(ai, 3), *declared = PyTuple_GET_ITEM(ai, 4);
+    Py_ssize_t ncounts = PyTuple_GET_SIZE(counts), ndetails = PyTuple_GET_SIZE(details);
+    Py_ssize_t pos = 0, i = 0, j = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(v, &pos, &key, &value)) {
+        if (i < ncounts) {
+            if (!same_str(key, PyTuple_GET_ITEM(counts, i)) || !exact_int(value)) return 0;
+            i++;
+            continue;
+        }
+        while (j < ndetails && !same_str(key, PyTuple_GET_ITEM(details, j))) j++;
+        if (j == ndetails || !int_details(value, PyTuple_GET_ITEM(declared, j))) return 0;
+        j++;
+    }
+    return i == ncounts;
+}
+
+static int tool_calls_shape(PyObject *v, PyObject *keys) {
+    if (!PyList_CheckExact(v)) return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+        PyObject *call = PyList_GET_ITEM(v, i);
+        if (!has_keys(call, keys)) return 0;
+        PyObject *name = field(call, str_name), *args = field(call, str_args), *id = field(call, str_id),
+                 *type = field(call, str_type);
+        if (name == NULL || args == NULL || id == NULL || type == NULL) return 0;
+        if (!PyUnicode_CheckExact(name) || !PyDict_CheckExact(args) || !str_or_none(id) || !same_str(type, str_tool_call)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int invalid_tool_calls_shape(PyObject *v, PyObject *keys) {
+    if (!PyList_CheckExact(v)) return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+        PyObject *call = PyList_GET_ITEM(v, i);
+        if (!has_keys(call, keys)) return 0;
+        PyObject *name = field(call, str_name), *args = field(call, str_args), *id = field(call, str_id),
+                 *error = field(call, str_error), *type = field(call, str_type);
+        if (name == NULL || args == NULL || id == NULL || error == NULL || type == NULL) return 0;
+        if (!str_or_none(name) || !str_or_none(args) || !str_or_none(id) || !str_or_none(error) ||
+            !same_str(type, str_invalid_tool_call)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int content_shape(PyObject *v) {
+    if (PyUnicode_CheckExact(v)) return 1;
+    if (!PyList_CheckExact(v)) return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+        PyObject *part = PyList_GET_ITEM(v, i);
+        if (!PyUnicode_CheckExact(part) && !PyDict_CheckExact(part)) return 0;
+    }
+    return 1;
+}
+
+/* param = (names, checks, expected_type, allows_extra, ai or None); see register. */
+static int message_shape(PyObject *stored, PyObject *param) {
+    PyObject *names = PyTuple_GET_ITEM(param, 0), *checks = PyTuple_GET_ITEM(param, 1);
+    PyObject *expected = PyTuple_GET_ITEM(param, 2), *ai = PyTuple_GET_ITEM(param, 4);
+    if (!PyDict_CheckExact(stored) || PyDict_GET_SIZE(stored) != PyTuple_GET_SIZE(names)) return 0;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *v, *tool_calls = NULL, *invalid = NULL, *kwargs = NULL;
+    while (PyDict_Next(stored, &pos, &key, &v)) {
+        if (!same_str(key, PyTuple_GET_ITEM(names, i))) return 0;
+        int ok = 0;
+        switch (PyLong_AsLong(PyTuple_GET_ITEM(checks, i))) {
+        case CHECK_ANY: ok = 1; break;
+        case CHECK_TYPE: ok = same_str(v, expected); break;
+        case CHECK_DICT: ok = PyDict_CheckExact(v); break;
+        case CHECK_STR: ok = PyUnicode_CheckExact(v); break;
+        case CHECK_STR_OR_NONE: ok = str_or_none(v); break;
+        case CHECK_CONTENT: ok = content_shape(v); break;
+        case CHECK_TOOL_STATUS: ok = same_str(v, str_success) || same_str(v, str_error); break;
+        case CHECK_TOOL_CALLS: ok = ai != Py_None && tool_calls_shape(v, PyTuple_GET_ITEM(ai, 0)); tool_calls = v; break;
+        case CHECK_INVALID_TOOL_CALLS:
+            ok = ai != Py_None && invalid_tool_calls_shape(v, PyTuple_GET_ITEM(ai, 1));
+            invalid = v;
+            break;
+        case CHECK_USAGE: ok = ai != Py_None && usage_shape(v, ai); break;
+        }
+        if (!ok) return 0;
+        if (same_str(key, str_additional_kwargs)) kwargs = v;
+        i++;
+    }
+    if (ai != Py_None) {
+        /* validation parses raw tool calls kept in additional_kwargs when no parsed one is stored */
+        if (tool_calls == NULL || invalid == NULL || kwargs == NULL || !PyDict_CheckExact(kwargs)) return 0;
+        if (PyList_GET_SIZE(tool_calls) == 0 && PyList_GET_SIZE(invalid) == 0) {
+            int raw = PyDict_Contains(kwargs, str_tool_calls);
+            if (raw != 0) return raw < 0 ? -1 : 0;
+        }
+    }
+    return 1;
+}
+
+/* The message object with `stored` as its state, as the Python fast builder makes it. */
+static PyObject *install_message(PyObject *cls, PyObject *stored, PyObject *param) {
+    PyObject *obj = PyBaseObject_Type.tp_new((PyTypeObject *)cls, empty_tuple, NULL);
+    if (obj == NULL) return NULL;
+    PyObject *fields_set = PySet_New(PyTuple_GET_ITEM(param, 0));
+    PyObject *extra = PyTuple_GET_ITEM(param, 3) == Py_True ? PyDict_New() : Py_NewRef(Py_None);
+    if (fields_set == NULL || extra == NULL || PyObject_GenericSetAttr(obj, str_dict, stored) < 0 ||
+        PyObject_GenericSetAttr(obj, str_fields_set, fields_set) < 0 || PyObject_GenericSetAttr(obj, str_extra, extra) < 0 ||
+        PyObject_GenericSetAttr(obj, str_private, Py_None) < 0) {
+        Py_CLEAR(obj);
+    }
+    Py_XDECREF(fields_set);
+    Py_XDECREF(extra);
+    return obj;
+}
+
 /* The value a C kind builds from its one argument; NULL without an exception = not this shape. */
-static PyObject *build_kind(Entry *e, PyObject *arg) {
+/* Not inlined: its locals stay off the frames of the recursive decode. */
+static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
     switch (e->kind) {
     case KIND_TUPLE:
         if (!PyList_CheckExact(arg)) return NULL;
@@ -319,6 +557,52 @@ static PyObject *build_kind(Entry *e, PyObject *arg) {
         Py_DECREF(validator);
         return value;
     }
+    case KIND_ISO: {
+        if (!PyUnicode_CheckExact(arg)) return NULL;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+        if (n > e->limit) return NULL;
+        PyObject *value = PyObject_CallOneArg(PyTuple_GET_ITEM(e->param, 1), arg);
+        if (value == NULL || PyTuple_GET_ITEM(e->param, 2) == Py_True) return value;
+        /* An aware value whose text ends in a sub-second offset ("+00:00:00.000007"):
+         * the Python rebuilder reads the offset from the text. */
+        Py_ssize_t dot = PyUnicode_FindChar(arg, '.', n > 7 ? n - 7 : 0, n, 1);
+        if (dot == -1) return value;
+        PyObject *tz = dot == -2 ? NULL : PyObject_GetAttr(value, str_tzinfo);
+        int naive = tz == Py_None;
+        Py_XDECREF(tz);
+        if (naive) return value;
+        Py_DECREF(value);
+        return NULL; /* an error, or aware: not this shape */
+    }
+    case KIND_DECIMAL: {
+        if (!PyUnicode_CheckExact(arg) || !PyUnicode_IS_ASCII(arg)) return NULL;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+        if (n == 0 || n > e->limit || n > 64) return NULL;
+        const char *text = (const char *)PyUnicode_DATA(arg);
+        Py_ssize_t i = (text[0] == '-' || text[0] == '+') ? 1 : 0, digits = 0, points = 0;
+        for (; i < n; i++) {
+            if (text[i] >= '0' && text[i] <= '9') digits++;
+            else if (text[i] == '.' && points == 0) points++;
+            else return NULL; /* an exponent, NaN, Infinity, spaces, underscores: Python reads it */
+        }
+        if (digits == 0) return NULL;
+        return PyObject_CallOneArg(e->cls, arg);
+    }
+    case KIND_SET: {
+        if (!PyList_CheckExact(arg) || PyList_GET_SIZE(arg) > e->limit) return NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(arg); i++) {
+            if (PyList_CheckExact(PyList_GET_ITEM(arg, i))) return NULL; /* a tuple the stock writer stored */
+        }
+        return e->cls == (PyObject *)&PySet_Type ? PySet_New(arg) : PyFrozenSet_New(arg);
+    }
+    case KIND_ZONE:
+        if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) > e->limit) return NULL;
+        return PyObject_CallOneArg(e->cls, arg);
+    case KIND_MESSAGE: {
+        int shape = message_shape(arg, e->param);
+        if (shape <= 0) return NULL; /* not the validated shape: its Python rebuilder validates */
+        return install_message(e->cls, arg, e->param);
+    }
     case KIND_UUID: {
         if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) != 32 || !PyUnicode_IS_ASCII(arg)) return NULL;
         const char *text = (const char *)PyUnicode_DATA(arg);
@@ -383,6 +667,10 @@ static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const 
     }
     if (value == NULL) {
         /* KIND_CALL, or a shape (or failure) the C kind leaves to its Python rebuilder */
+        if (mark_meter(st) < 0) {
+            Py_DECREF(env);
+            return NULL;
+        }
         value = PyObject_CallOneArg(e->fn, env);
         if (value == NULL && retry_in_python(st->r)) {
             /* What the pure path's hot path does next, with the same envelope (calling the
@@ -398,9 +686,110 @@ static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const 
     return value;
 }
 
+/* --- numpy arrays in the plain layout ---------------------------------------
+ *
+ * [dtype spec, [dims...], "C" or "F", bin buffer], as serde_kit.ext.numpy.loads_plain
+ * reads it: a dtype Python already made for that spec, no object fields, a non-empty
+ * shape of at most max_array_elements elements whose bytes are exactly the buffer's.
+ * The array is numpy.empty(shape, dtype, order) with the buffer copied in: writable,
+ * owning its memory, as loads_plain's copy.  Anything else is soft (Python reads it and
+ * reports what is wrong). */
+
+/* A str at *pp (any str header): its bytes in [*s, *s + *n). */
+static int read_str_span(const unsigned char **pp, const unsigned char *end, const unsigned char **s, Py_ssize_t *n) {
+    const unsigned char *p = *pp;
+    if (p >= end) return 0;
+    unsigned char b = *p++;
+    if (b >= 0xa0 && b <= 0xbf) *n = b & 0x1f;
+    else if (b >= 0xd9 && b <= 0xdb) { if (!read_length(&p, end, 1 << (b - 0xd9), n)) return 0; }
+    else return 0;
+    if (end - p < *n) return 0;
+    *s = p;
+    *pp = p + *n;
+    return 1;
+}
+
+static NOINLINE PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssize_t n) {
+    const unsigned char *end = p + n, *spec, *order;
+    Py_ssize_t spec_len, order_len, ndims, buf_len;
+    Py_ssize_t dims[16];
+    if (r->np_empty == NULL || n >= r->np_max_payload || n < 1 || *p++ != 0x94) return NULL;
+    if (!read_str_span(&p, end, &spec, &spec_len) || p >= end || *p < 0x90 || *p > 0x9f) return NULL;
+    ndims = *p++ & 0x0f;
+    Py_ssize_t count = 1;
+    for (Py_ssize_t i = 0; i < ndims; i++) {
+        if (p >= end) return NULL;
+        unsigned char b = *p++;
+        uint64_t dim;
+        if (b <= 0x7f) dim = b;
+        else if (b == 0xcc) { if (end - p < 1) return NULL; dim = p[0]; p += 1; }
+        else if (b == 0xcd) { if (end - p < 2) return NULL; dim = be16(p); p += 2; }
+        else if (b == 0xce) { if (end - p < 4) return NULL; dim = be32(p); p += 4; }
+        else return NULL; /* negative, 64-bit or not an int */
+        dims[i] = (Py_ssize_t)dim;
+        if (dim == 0) return NULL; /* empty: Python's general path */
+        if ((uint64_t)count > (uint64_t)r->np_max_elements / dim) return NULL; /* over the limit: Python names it */
+        count *= (Py_ssize_t)dim;
+    }
+    if (!read_str_span(&p, end, &order, &order_len) || order_len != 1 || (order[0] != 'C' && order[0] != 'F')) return NULL;
+    if (p >= end || *p < 0xc4 || *p > 0xc6) return NULL;
+    unsigned char b = *p++;
+    if (!read_length(&p, end, 1 << (b - 0xc4), &buf_len) || end - p != buf_len) return NULL;
+    const unsigned char *buf = p;
+
+    PyObject *spec_str = make_str(spec, spec_len);
+    if (spec_str == NULL) return NULL;
+    PyObject *dtype = PyDict_GetItemWithError(r->np_dtypes, spec_str); /* borrowed */
+    Py_DECREF(spec_str);
+    if (dtype == NULL) return NULL;
+    Py_INCREF(dtype);
+    PyObject *value = NULL, *shape = NULL, *order_obj = NULL;
+    PyObject *itemsize_obj = PyObject_GetAttr(dtype, str_itemsize);
+    PyObject *hasobject = itemsize_obj == NULL ? NULL : PyObject_GetAttr(dtype, str_hasobject);
+    if (hasobject == NULL || hasobject != Py_False || !PyLong_CheckExact(itemsize_obj)) goto done;
+    Py_ssize_t itemsize = PyLong_AsSsize_t(itemsize_obj);
+    if (itemsize <= 0 || count > PY_SSIZE_T_MAX / itemsize || count * itemsize != buf_len) goto done;
+    shape = PyTuple_New(ndims);
+    if (shape == NULL) goto done;
+    for (Py_ssize_t i = 0; i < ndims; i++) {
+        PyObject *dim = PyLong_FromSsize_t(dims[i]);
+        if (dim == NULL) goto done;
+        PyTuple_SET_ITEM(shape, i, dim);
+    }
+    order_obj = PyUnicode_FromStringAndSize((const char *)order, 1);
+    if (order_obj == NULL) goto done;
+    PyObject *args[3] = {shape, dtype, order_obj};
+    value = PyObject_Vectorcall(r->np_empty, args, 3, NULL);
+    if (value != NULL) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(value, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) {
+            Py_CLEAR(value);
+        } else {
+            if (view.len == buf_len) memcpy(view.buf, buf, (size_t)buf_len);
+            else Py_CLEAR(value); /* not the array asked for: soft */
+            PyBuffer_Release(&view);
+        }
+    }
+done:
+    if (value == NULL && PyErr_Occurred()) {
+        /* whatever failed, Python's reader tries it and reports it (MemoryError included) */
+        if (PyErr_ExceptionMatches(PyExc_Exception)) PyErr_Clear();
+    }
+    Py_XDECREF(itemsize_obj);
+    Py_XDECREF(hasobject);
+    Py_XDECREF(shape);
+    Py_XDECREF(order_obj);
+    Py_DECREF(dtype);
+    return value;
+}
+
 /* An ext of `code` whose payload is [p, p + n), found in content `level` levels deep. */
 static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssize_t n, Py_ssize_t level) {
     Reader *r = st->r;
+    if (code == NUMPY_ARRAY && level < r->max_ext_depth) {
+        PyObject *array = plain_array(r, p, n);
+        if (array != NULL || PyErr_Occurred()) return array; /* unhashable: never tracked */
+    }
     if (code < 0 || code > 5 || level >= r->max_ext_depth) return call_hook(st, code, p, n, level, NULL);
     const unsigned char *q = p, *pend = p + n;
     Py_ssize_t nitems, len;
@@ -605,18 +994,111 @@ static PyObject *Reader_decode(Reader *self, PyObject *data) {
     }
     Py_buffer buffer;
     if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) return NULL;
-    State st = {self, data, (const unsigned char *)buffer.buf, NULL};
+    State st = {self, data, (const unsigned char *)buffer.buf, NULL, NULL};
     const unsigned char *p = st.base, *end = st.base + buffer.len;
     PyObject *value = decode_value(&st, &p, end, 0);
     if (value != NULL && p != end) Py_CLEAR(value); /* trailing bytes: soft */
     Py_XDECREF(st.view);
     PyBuffer_Release(&buffer);
-    if (value != NULL) return value;
-    if (PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_RecursionError)) return NULL;
-        PyErr_Clear();
+    if (value != NULL || (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_RecursionError))) {
+        Py_XDECREF(st.mark);
+        return value;
     }
-    return PyObject_CallMethod(self->fallback, "decode", "O", data);
+    PyErr_Clear();
+    if (st.mark == NULL) return PyObject_CallMethod(self->fallback, "decode", "O", data);
+    /* Python was called (and may have charged the meter): the fallback rewinds first. */
+    value = PyObject_CallMethod(self->fallback, "redo", "OO", data, st.mark);
+    Py_DECREF(st.mark);
+    return value;
+}
+
+static int str_tuple(PyObject *o) {
+    if (!PyTuple_CheckExact(o)) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(o, i))) return 0;
+    }
+    return 1;
+}
+
+/* (names, checks, expected_type, allows_extra, ai): names str, checks ints in range (one
+ * per name), expected_type str, allows_extra bool, ai None or (call, invalid, counts,
+ * details, declared): four tuples of str and one tuple of str tuples, one per detail. */
+static int message_param_fits(PyObject *param) {
+    if (!PyTuple_CheckExact(param) || PyTuple_GET_SIZE(param) != 5) return 0;
+    PyObject *names = PyTuple_GET_ITEM(param, 0), *checks = PyTuple_GET_ITEM(param, 1);
+    PyObject *extra = PyTuple_GET_ITEM(param, 3), *ai = PyTuple_GET_ITEM(param, 4);
+    if (!str_tuple(names) || !PyTuple_CheckExact(checks) || PyTuple_GET_SIZE(checks) != PyTuple_GET_SIZE(names) ||
+        !PyUnicode_CheckExact(PyTuple_GET_ITEM(param, 2)) || !PyBool_Check(extra)) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(checks); i++) {
+        PyObject *check = PyTuple_GET_ITEM(checks, i);
+        if (!PyLong_CheckExact(check)) return 0;
+        long code = PyLong_AsLong(check);
+        if (code < 0 || code > CHECK_LAST) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    if (ai == Py_None) return 1;
+    if (!PyTuple_CheckExact(ai) || PyTuple_GET_SIZE(ai) != 5) return 0;
+    for (int i = 0; i < 4; i++) {
+        if (!str_tuple(PyTuple_GET_ITEM(ai, i))) return 0;
+    }
+    PyObject *declared = PyTuple_GET_ITEM(ai, 4);
+    if (!PyTuple_CheckExact(declared) || PyTuple_GET_SIZE(declared) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(ai, 3))) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(declared); i++) {
+        if (!str_tuple(PyTuple_GET_ITEM(declared, i))) return 0;
+    }
+    return 1;
+}
+
+/* array(data): the array of a row that is one plain-layout ext 6 and nothing else, or None. */
+static PyObject *Reader_array(Reader *self, PyObject *data) {
+    if (self->np_empty == NULL) {
+        if (self->learn != Py_None) { /* Python may enable arrays now */
+            PyObject *code = PyLong_FromLong(NUMPY_ARRAY), *empty = PyBytes_FromStringAndSize(NULL, 0);
+            PyObject *done = NULL;
+            if (code != NULL && empty != NULL) {
+                PyObject *args[3] = {code, empty, Py_None};
+                done = PyObject_Vectorcall(self->learn, args, 3, NULL);
+            }
+            Py_XDECREF(code);
+            Py_XDECREF(empty);
+            if (done == NULL) return NULL;
+            Py_DECREF(done);
+        }
+        if (self->np_empty == NULL) Py_RETURN_NONE;
+    }
+    Py_buffer buffer;
+    if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *p = (const unsigned char *)buffer.buf, *end = p + buffer.len;
+    PyObject *value = NULL;
+    Py_ssize_t n = -1;
+    if (p < end) {
+        unsigned char b = *p++;
+        if (b >= 0xd4 && b <= 0xd8) n = (Py_ssize_t)1 << (b - 0xd4);
+        else if (b >= 0xc7 && b <= 0xc9 && !read_length(&p, end, 1 << (b - 0xc7), &n)) n = -1;
+    }
+    if (n >= 0 && end - p >= 1 && p[0] == NUMPY_ARRAY && end - p - 1 == n) value = plain_array(self, p + 1, n);
+    PyBuffer_Release(&buffer);
+    if (value != NULL || PyErr_Occurred()) return value;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Reader_set_numpy(Reader *self, PyObject *args) {
+    PyObject *empty, *dtypes;
+    Py_ssize_t max_elements, max_payload;
+    if (!PyArg_ParseTuple(args, "OO!nn:set_numpy", &empty, &PyDict_Type, &dtypes, &max_elements, &max_payload)) return NULL;
+    if (!PyCallable_Check(empty) || max_elements < 0 || max_payload < 0) {
+        PyErr_SetString(PyExc_ValueError, "set_numpy(empty, dtypes, max_elements, max_payload): callable, dict, two ints >= 0");
+        return NULL;
+    }
+    Py_XSETREF(self->np_empty, Py_NewRef(empty));
+    Py_XSETREF(self->np_dtypes, Py_NewRef(dtypes));
+    self->np_max_elements = max_elements;
+    self->np_max_payload = max_payload;
+    Py_RETURN_NONE;
 }
 
 static PyObject *Reader_register(Reader *self, PyObject *args) {
@@ -637,6 +1119,38 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "entry parameters do not fit its kind");
         return NULL;
     }
+    if ((kind == KIND_MESSAGE || kind == KIND_DATACLASS) && ((PyTypeObject *)cls)->tp_new != PyBaseObject_Type.tp_new) {
+        PyErr_SetString(PyExc_ValueError, "entry class is not made by object.__new__");
+        return NULL;
+    }
+    Py_ssize_t limit = 0;
+    if (kind == KIND_ISO || kind == KIND_DECIMAL || kind == KIND_SET || kind == KIND_ZONE) {
+        PyObject *found = param;
+        if (kind == KIND_ISO) {
+            if (!PyTuple_CheckExact(param) || PyTuple_GET_SIZE(param) != 3 || !PyCallable_Check(PyTuple_GET_ITEM(param, 1)) ||
+                !PyBool_Check(PyTuple_GET_ITEM(param, 2))) {
+                PyErr_SetString(PyExc_ValueError, "an ISO entry's parameters are (limit, fromisoformat, is_date)");
+                return NULL;
+            }
+            found = PyTuple_GET_ITEM(param, 0);
+        }
+        if (kind == KIND_SET && cls != (PyObject *)&PySet_Type && cls != (PyObject *)&PyFrozenSet_Type) {
+            PyErr_SetString(PyExc_ValueError, "a set entry builds set or frozenset");
+            return NULL;
+        }
+        int overflow = 0;
+        long long value = PyLong_CheckExact(found) ? PyLong_AsLongLongAndOverflow(found, &overflow) : -1;
+        if (value == -1 && PyErr_Occurred()) return NULL;
+        if (overflow < 0 || (overflow == 0 && value < 0)) {
+            PyErr_SetString(PyExc_ValueError, "an entry's limit is an int of at least 0");
+            return NULL;
+        }
+        limit = overflow > 0 || value > (long long)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)value;
+    }
+    if (kind == KIND_MESSAGE && !message_param_fits(param)) {
+        PyErr_SetString(PyExc_ValueError, "message entry parameters do not fit (see serde_kit.native)");
+        return NULL;
+    }
     if (self->nentries >= MAX_ENTRIES) Py_RETURN_FALSE;
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(head);
     Py_ssize_t n = PyBytes_GET_SIZE(head);
@@ -655,6 +1169,7 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
     e->fn = Py_NewRef(fn);
     e->cls = Py_NewRef(cls);
     e->param = Py_NewRef(param);
+    e->limit = limit;
     e->head = Py_NewRef(head); /* last: the slot is taken once head is set */
     self->nentries++;
     Py_RETURN_TRUE;
@@ -704,6 +1219,8 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
     Py_VISIT(self->track);
     Py_VISIT(self->keyed);
     Py_VISIT(self->serde_error);
+    Py_VISIT(self->np_empty);
+    Py_VISIT(self->np_dtypes);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
         Entry *e = &self->table[i];
         if (e->head == NULL) continue;
@@ -724,6 +1241,8 @@ static int Reader_clear(Reader *self) {
     Py_CLEAR(self->track);
     Py_CLEAR(self->keyed);
     Py_CLEAR(self->serde_error);
+    Py_CLEAR(self->np_empty);
+    Py_CLEAR(self->np_dtypes);
     Py_CLEAR(self->hooks);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
         Entry *e = &self->table[i];
@@ -750,6 +1269,10 @@ static PyObject *Reader_entries(Reader *self, void *closure) { return PyLong_Fro
 
 static PyMethodDef Reader_methods[] = {
     {"decode", (PyCFunction)Reader_decode, METH_O, "decode(data, /): the value one msgpack row holds."},
+    {"array", (PyCFunction)Reader_array, METH_O,
+     "array(data, /): the array of a row holding one plain-layout numpy ext and nothing else, else None."},
+    {"set_numpy", (PyCFunction)Reader_set_numpy, METH_VARARGS,
+     "set_numpy(empty, dtypes, max_elements, max_payload, /): build plain-layout arrays with numpy.empty."},
     {"register", (PyCFunction)Reader_register, METH_VARARGS,
      "register(code, head, nitems, method, module, name, kind, fn, cls, param, /): add an allowed envelope "
      "head; False when the table is full or holds it already."},
@@ -790,6 +1313,17 @@ PyMODINIT_FUNC PyInit__reader(void) {
     if (str_validate_python == NULL && (str_validate_python = PyUnicode_InternFromString("validate_python")) == NULL) return NULL;
     if (str_by_name == NULL && (str_by_name = PyUnicode_InternFromString("by_name")) == NULL) return NULL;
     if (by_name_kwnames == NULL && (by_name_kwnames = PyTuple_Pack(1, str_by_name)) == NULL) return NULL;
+    struct { PyObject **slot; const char *text; } strs[] = {
+        {&str_fields_set, "__pydantic_fields_set__"}, {&str_extra, "__pydantic_extra__"},
+        {&str_private, "__pydantic_private__"}, {&str_tool_call, "tool_call"},
+        {&str_invalid_tool_call, "invalid_tool_call"}, {&str_success, "success"}, {&str_error, "error"},
+        {&str_tool_calls, "tool_calls"}, {&str_name, "name"}, {&str_args, "args"}, {&str_id, "id"},
+        {&str_type, "type"}, {&str_additional_kwargs, "additional_kwargs"}, {&str_tzinfo, "tzinfo"}, {&str_itemsize, "itemsize"}, {&str_hasobject, "hasobject"},
+    };
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+        if (*strs[i].slot == NULL && (*strs[i].slot = PyUnicode_InternFromString(strs[i].text)) == NULL) return NULL;
+    }
+    if (empty_tuple == NULL && (empty_tuple = PyTuple_New(0)) == NULL) return NULL;
     PyObject *m = PyModule_Create(&reader_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
@@ -799,7 +1333,30 @@ PyMODINIT_FUNC PyInit__reader(void) {
         PyModule_AddIntConstant(m, "KIND_UUID", KIND_UUID) < 0 || PyModule_AddIntConstant(m, "KIND_ENUM", KIND_ENUM) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DATACLASS", KIND_DATACLASS) < 0 ||
         PyModule_AddIntConstant(m, "KIND_PYDANTIC", KIND_PYDANTIC) < 0 || PyModule_AddIntConstant(m, "MAX_ENTRIES", MAX_ENTRIES) < 0 ||
-        PyModule_AddIntConstant(m, "EXT_FRAMES", EXT_FRAMES) < 0) {
+        PyModule_AddIntConstant(m, "EXT_FRAMES", EXT_FRAMES) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_MESSAGE", KIND_MESSAGE) < 0 || PyModule_AddIntConstant(m, "KIND_ISO", KIND_ISO) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_DECIMAL", KIND_DECIMAL) < 0 || PyModule_AddIntConstant(m, "KIND_SET", KIND_SET) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_ZONE", KIND_ZONE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *checks = PyTuple_New(CHECK_LAST + 1);
+    if (checks == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (int i = 0; i <= CHECK_LAST; i++) {
+        PyObject *name = PyUnicode_FromString(check_names[i]);
+        if (name == NULL) {
+            Py_DECREF(checks);
+            Py_DECREF(m);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(checks, i, name);
+    }
+    int added = PyModule_AddObjectRef(m, "CHECKS", checks);
+    Py_DECREF(checks);
+    if (added < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -160,13 +160,16 @@ class Decoder:
             if size >= numpy.FAST_PATH_MIN_BYTES:
                 fast = self._large_array(data)
             else:
-                try:
-                    ext = _TOP_LEVEL_EXT.decode(data)
-                    fast = numpy.loads_plain(ext.data, limits)
-                except SerdeError:
-                    raise
-                except Exception:
-                    fast = None  # the general path reads it and reports what is wrong
+                # The compiled reader's, when it is the engine (the pure path's engine is levels[0]).
+                fast = None if self.engine is self._levels[0] else native.plain_array(self.engine, data)
+                if fast is None:
+                    try:
+                        ext = _TOP_LEVEL_EXT.decode(data)
+                        fast = numpy.loads_plain(ext.data, limits)
+                    except SerdeError:
+                        raise
+                    except Exception:
+                        fast = None  # the general path reads it and reports what is wrong
             if fast is not None:
                 return fast
         # Most rows hold nothing costly: read without a meter; the first costly step
@@ -198,10 +201,8 @@ class Decoder:
         # search) and the hash tracking of typed values: the per-call cost of
         # small pending writes stays where it was.
         small = size < self.small_row
-        if not small or 255 in data:
-            _prescan.check(data, limits, in_decode=True)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
-        untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
+        untracked = not (not small or 255 in data) or not _prescan.check(data, limits, in_decode=True)
         if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):
             return _stack.on_big_stack(self._decode_adopting, budget.current(), data, untracked)
         return self._decode(data, untracked)

@@ -14,6 +14,7 @@ Both paths give identical values, types and errors (tests/native/).
 from __future__ import annotations
 
 import datetime
+import decimal
 import importlib
 import os
 import sys
@@ -24,8 +25,9 @@ from typing import Any, Protocol
 
 import msgspec
 
+from . import budget
 from .errors import SerdeError
-from .ext import codes
+from .ext import codes, langchain, numpy as numpy_ext
 
 __all__ = ["ACTIVE", "AVAILABLE", "engine", "reason"]
 
@@ -80,31 +82,83 @@ def engine(decoder: Any, levels: list[Any], safe_recursion_limit: int) -> Engine
     fallback = levels[0]
     if ACTIVE != "native" or _reader is None:
         return fallback  # type: ignore[no-any-return]
-    reader = _make_reader(decoder, levels, safe_recursion_limit)
+    reader = _make_reader(decoder, levels, safe_recursion_limit, _Fallback(levels[0], None))
     # Rows that may hold a big map are read by the decoder's hash-tracking levels: their
     # top level becomes a reader too, which counts the hash of every typed value it builds
     # with the decoder's own counter, as the tracking hooks do for the values they build.
     tracked = decoder._tracked
     keyed = sys.modules[type(decoder).__module__]._KEYED_HASH_TYPES  # types whose hash data cannot aim
-    tracked[0] = _make_reader(decoder, tracked, safe_recursion_limit, decoder._track_hash, keyed)
+    fallback = _Fallback(tracked[0], decoder._local)
+    tracked[0] = _make_reader(decoder, tracked, safe_recursion_limit, fallback, decoder._track_hash, keyed)
     return reader  # type: ignore[no-any-return]
 
 
-def _make_reader(decoder: Any, levels: list[Any], safe_recursion_limit: int, *tracking: Any) -> Any:
+def plain_array(engine: Any, data: bytes) -> Any:
+    """The array of a row that is one plain-layout numpy ext, built by the compiled
+    reader; None when ``engine`` is not the reader or the row is anything else."""
+    if _reader is None or type(engine) is not _reader.Reader:
+        return None
+    return engine.array(data)
+
+
+class _Fallback:
+    """The pure path's top-level engine, as the reader hands it whole rows.
+
+    The reader may have called Python (hooks, rebuilders) for part of a row before it
+    hands the row over, and those calls charge the row's work meter and (for a tracked
+    reader) count typed values' hashes. It asks for :meth:`mark` before its first such
+    call and re-reads with :meth:`redo`, which puts both back first: the pure path charges
+    and counts each step of a row once, so the native path may not refuse a row it reads.
+    """
+
+    __slots__ = ("decode", "_local")
+
+    def __init__(self, engine: Any, local: Any) -> None:
+        self.decode = engine.decode
+        self._local = local  # the decoder's thread-local of a tracked reader, else None
+
+    @staticmethod
+    def mark() -> int | None:
+        meter = budget.current()
+        return None if meter is None else meter.left
+
+    def redo(self, data: bytes, left: int | None) -> Any:
+        meter = budget.current()
+        if meter is not None and left is not None:
+            meter.left = left
+        if self._local is not None:
+            self._local.hashes = {}  # what the decoder set up for this row before calling the reader
+        return self.decode(data)
+
+
+def _make_reader(
+    decoder: Any, levels: list[Any], safe_recursion_limit: int, fallback: _Fallback, *tracking: Any
+) -> Any:
     assert _reader is not None
     hooks = tuple(level.ext_hook for level in levels)
     reader: Any = None
 
-    def learn(code: int, head: bytes, view: memoryview) -> None:
+    def learn(code: int, head: bytes, view: memoryview | None) -> None:
         _learn(decoder, reader, code, head, view)
 
-    reader = _reader.Reader(levels[0], hooks, learn, decoder._construct, SerdeError, safe_recursion_limit, *tracking)
+    reader = _reader.Reader(fallback, hooks, learn, decoder._construct, SerdeError, safe_recursion_limit, *tracking)
     return reader
 
 
-def _learn(decoder: Any, reader: Any, code: int, head: bytes, view: memoryview) -> None:
+def _learn(decoder: Any, reader: Any, code: int, head: bytes, view: memoryview | None) -> None:
     """After a Python hook built an ext the reader had no entry for: register its head
-    when the decoder holds an allowed verdict for it (never for a refused type)."""
+    when the decoder holds an allowed verdict for it (never for a refused type). For a
+    numpy array (the hook built one, or a whole-row array is asked for): let the reader
+    build plain-layout arrays once numpy is imported."""
+    if code == codes.NUMPY_ARRAY:
+        np = sys.modules.get("numpy")
+        if np is not None:
+            limits = decoder.limits
+            dtypes = numpy_ext.dtype_cache()
+            reader.set_numpy(np.empty, dtypes, limits.max_array_elements, numpy_ext.FAST_PATH_MIN_BYTES)
+        return
+    if view is None:
+        return
     try:
         items = _ENVELOPE.decode(view)
         module, name = _TEXT.decode(items[0]), _TEXT.decode(items[1])
@@ -116,20 +170,59 @@ def _learn(decoder: Any, reader: Any, code: int, head: bytes, view: memoryview) 
     verdict = decoder._hot.get((code, len(items), module, name, method))
     if verdict is None:
         return
-    kind, cls, param = _kind(decoder, code, module, name, verdict)
+    kind, cls, param = _kind(decoder, code, module, name, verdict, method)
     reader.register(code, head, len(items), method, module, name, kind, verdict, cls, param)
 
 
-def _kind(decoder: Any, code: int, module: str, name: str, verdict: Any) -> tuple[int, Any, Any]:
+def _kind(
+    decoder: Any, code: int, module: str, name: str, verdict: Any, method: str | None = None
+) -> tuple[int, Any, Any]:
     """How the reader builds an allowed ``(code, module, name)``: in C for the standard
     rebuilders it mirrors, else by calling ``verdict``, the pure path's own rebuilder."""
     assert _reader is not None
+    if code == codes.METHOD_SINGLE_ARG:
+        if decoder._methods.get((module, name, method or "")) is verdict:
+            return _method_kind(decoder.limits, module, name, method)
+        return _reader.KIND_CALL, None, None
     if decoder._fixed.get((code, module, name)) is verdict:
         found = _C_KINDS.get((code, module, name))
         if found is not None and (found[0] != _reader.KIND_UUID or decoder.limits.max_text_length >= 32):
             return found
-        return _reader.KIND_CALL, None, None
+        return _limited_kind(decoder.limits, code, module, name, verdict)
     return _user_kind(verdict)
+
+
+_ISO_CLASSES: dict[str, type] = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}
+
+
+def _method_kind(limits: Any, module: str, name: str, method: str | None) -> tuple[int, Any, Any]:
+    """ext 3: ``fromisoformat`` of the datetime classes, bounded by the text limit as
+    serde_kit.ext.stdlib's ISO rebuilders are."""
+    assert _reader is not None
+    cls = _ISO_CLASSES.get(name) if module == "datetime" and method == "fromisoformat" else None
+    if cls is None:
+        return _reader.KIND_CALL, None, None
+    return _reader.KIND_ISO, cls, (limits.max_text_length, cls.fromisoformat, cls is datetime.date)  # type: ignore[attr-defined]
+
+
+def _limited_kind(limits: Any, code: int, module: str, name: str, verdict: Any) -> tuple[int, Any, Any]:
+    """The standard rebuilders that check a limit first (serde_kit.ext.stdlib.limited_rebuilders):
+    the C kind takes what is within it, the rebuilder everything else."""
+    assert _reader is not None
+    if code != codes.CONSTRUCTOR_SINGLE_ARG:
+        return _reader.KIND_CALL, None, None
+    if (module, name) == ("decimal", "Decimal"):
+        # A Decimal without an exponent has |adjusted()| below its length: within both.
+        max_exponent = _closure(verdict).get("max_exponent")
+        if type(max_exponent) is int:
+            return _reader.KIND_DECIMAL, decimal.Decimal, min(limits.max_text_length, max_exponent)
+    elif (module, name) == ("builtins", "set"):
+        return _reader.KIND_SET, set, limits.max_hash_collisions  # no more items: no hash check
+    elif (module, name) == ("builtins", "frozenset"):
+        return _reader.KIND_SET, frozenset, limits.max_hash_collisions
+    elif (module, name) == ("zoneinfo", "ZoneInfo"):
+        return _reader.KIND_ZONE, zoneinfo.ZoneInfo, limits.max_text_length
+    return _reader.KIND_CALL, None, None
 
 
 def _closure(fn: Any) -> dict[str, Any]:
@@ -160,11 +253,36 @@ def _user_kind(verdict: Any) -> tuple[int, Any, Any]:
         members = getattr(lookup, "__self__", None)
         if isinstance(cls, type) and type(members) is dict and lookup == members.get:
             return _reader.KIND_ENUM, cls, members
+    elif qualname == "v2_rebuilder.<locals>.rebuild" and found.get("fast") is not None:
+        return _message_kind(found.get("cls"))
     elif qualname == "v2_rebuilder.<locals>.rebuild_plain":
         cls, by_name = found.get("cls"), found.get("by_name")
         if isinstance(cls, type) and type(by_name) is bool:
             return _reader.KIND_PYDANTIC, cls, by_name
     return _reader.KIND_CALL, None, None
+
+
+def _message_kind(cls: Any) -> tuple[int, Any, Any]:
+    """KIND_MESSAGE for a curated langchain-core class whose fast builder the verdict
+    runs first: the C kind accepts what that builder accepts (or less) and builds the
+    same object; every other shape goes to the verdict."""
+    assert _reader is not None
+    shape = langchain.fast_shape(cls)
+    object_new: Any = object.__new__
+    if shape is None or not isinstance(cls, type) or cls.__new__ is not object_new:
+        return _reader.KIND_CALL, None, None
+    try:
+        checks = tuple(_reader.CHECKS.index(check) for check in shape.checks)
+    except ValueError:  # a check this reader does not know
+        return _reader.KIND_CALL, None, None
+    ai = None
+    if shape.ai is not None:
+        counts, details = shape.ai.usage[:3], shape.ai.usage[3:]
+        declared = {"input_token_details": shape.ai.input, "output_token_details": shape.ai.output}
+        if any(detail not in declared for detail in details):
+            return _reader.KIND_CALL, None, None
+        ai = (shape.ai.call, shape.ai.invalid, counts, details, tuple(declared[detail] for detail in details))
+    return _reader.KIND_MESSAGE, cls, (shape.names, checks, shape.expected_type, shape.allows_extra, ai)
 
 
 _C_KINDS: dict[tuple[int, str, str], tuple[int, Any, Any]] = {}

@@ -83,7 +83,7 @@ def test_from_graph_uses_the_builder_schemas():
     assert derived.allows("tests.support.sample_types", "Outer") and derived.allows("tests.support.sample_types", "Doc")
 
 
-def test_blocked_type_is_refused_before_its_module_is_imported(tmp_path: Path):
+def test_blocked_type_is_refused_before_its_module_is_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A module that leaves a mark when imported; the refused decode must not import it.
     module = tmp_path / "marked_module.py"
     module.write_text(
@@ -98,24 +98,21 @@ def test_blocked_type_is_refused_before_its_module_is_imported(tmp_path: Path):
         )
     )
     writer = textwrap.dedent(
-        f"""
-        import sys; sys.path.insert(0, {str(tmp_path)!r})
-        from marked_module import Thing
+        """
+        import sys
+        from marked_module import Thing  # the writer's own directory (its working directory) holds it
         from serde_kit import Serializer
         sys.stdout.buffer.write(Serializer(allow=[Thing]).dumps(Thing(1)))
         """
     )
-    data = subprocess.run([sys.executable, "-c", writer], check=True, capture_output=True).stdout
+    data = subprocess.run([sys.executable, "-c", writer], cwd=tmp_path, check=True, capture_output=True).stdout
     (tmp_path / "marked_module.imported").unlink()
-    sys.path.insert(0, str(tmp_path))
-    try:
-        with pytest.raises(BlockedTypeError) as info:
-            Serializer().loads(data)
-        assert info.value.module == "marked_module"
-        assert not (tmp_path / "marked_module.imported").exists()
-        assert "marked_module" not in sys.modules
-    finally:
-        sys.path.remove(str(tmp_path))
+    monkeypatch.syspath_prepend(tmp_path)  # the reader could import it: the refusal must come first
+    with pytest.raises(BlockedTypeError) as info:
+        Serializer().loads(data)
+    assert info.value.module == "marked_module"
+    assert not (tmp_path / "marked_module.imported").exists()
+    assert "marked_module" not in sys.modules
 
 
 def test_method_slot_is_never_dispatched_beyond_the_fixed_table():

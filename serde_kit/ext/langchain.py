@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from .. import budget
 from ..limits import Limits
 
-__all__ = ["check_partial_json", "fast_builder", "guard"]
+__all__ = ["CHECKS", "AIShapes", "FastShape", "ai_shapes", "check_partial_json", "fast_builder", "fast_shape", "guard"]
 
 
 def guard(cls: Any, limits: Limits) -> Callable[[Any], None] | None:
@@ -110,8 +110,19 @@ def _typed_dict_keys(module: str, name: str) -> tuple[str, ...]:
     return tuple(getattr(found, "__annotations__", ()))
 
 
-def _ai_checks() -> dict[str, _StateCheck] | None:
-    """Checks of the fields AIMessage adds, from the TypedDicts of the installed langchain-core."""
+class AIShapes(NamedTuple):
+    """The key orders of the TypedDicts AIMessage's fields hold, in the installed langchain-core."""
+
+    call: tuple[str, ...]  #: a tool call's keys, in the order validation leaves them
+    invalid: tuple[str, ...]  #: an invalid tool call's keys (what create_invalid_tool_call leaves)
+    usage: tuple[str, ...]  #: UsageMetadata's keys: the three token counts, then the detail dicts
+    input: tuple[str, ...]  #: InputTokenDetails' keys
+    output: tuple[str, ...]  #: OutputTokenDetails' keys
+
+
+def ai_shapes() -> AIShapes | None:
+    """The shapes AIMessage's fields are checked against, or None for a langchain-core
+    release whose TypedDicts this module does not describe."""
     tool = "langchain_core.messages.tool"
     call_keys = _typed_dict_keys(tool, "ToolCall")
     # What create_tool_call / create_invalid_tool_call leave, in the order validation puts them.
@@ -130,6 +141,12 @@ def _ai_checks() -> dict[str, _StateCheck] | None:
         or not output_keys
     ):
         return None
+    return AIShapes(call_keys, invalid_keys, usage_keys, input_keys, output_keys)
+
+
+def _ai_checks(shapes: AIShapes) -> dict[str, _StateCheck]:
+    """Checks of the fields AIMessage adds."""
+    call_keys, invalid_keys, usage_keys, input_keys, output_keys = shapes
 
     def tool_calls(value: Any) -> bool:
         return type(value) is list and all(
@@ -186,35 +203,60 @@ def _tool_status(value: Any) -> bool:
     return type(value) is str and value in ("success", "error")
 
 
-_BASE: dict[str, _Check] = {
+#: The checks a field may have, by name (FastShape.checks); the AI message's own
+#: ("tool_calls", "invalid_tool_calls", "usage") depend on its AIShapes. "type" is
+#: the discriminator: an exact str equal to the class's default.
+_SIMPLE_CHECKS: dict[str, _Check] = {
+    "any": (),
+    "type": (),
+    "dict": (dict,),
+    "str": (str,),
+    "str_or_none": _STR_OR_NONE,
     "content": _content,
-    "additional_kwargs": (dict,),
-    "response_metadata": (dict,),
-    "name": _STR_OR_NONE,
-    "id": _STR_OR_NONE,
+    "tool_status": _tool_status,
 }
-_ANY: tuple[type, ...] = ()  # no check
+CHECKS = (*_SIMPLE_CHECKS, "tool_calls", "invalid_tool_calls", "usage")
+
+_BASE: dict[str, str] = {
+    "content": "content",
+    "additional_kwargs": "dict",
+    "response_metadata": "dict",
+    "name": "str_or_none",
+    "id": "str_or_none",
+}
+_AI: dict[str, str] = {"tool_calls": "tool_calls", "invalid_tool_calls": "invalid_tool_calls", "usage_metadata": "usage"}
 #: (module, class) -> the checks of the fields that class adds or narrows.
-_CURATED: dict[tuple[str, str], dict[str, _Check]] = {
+_CURATED: dict[tuple[str, str], dict[str, str]] = {
     ("langchain_core.messages.human", "HumanMessage"): {},
     ("langchain_core.messages.system", "SystemMessage"): {},
-    ("langchain_core.messages.chat", "ChatMessage"): {"role": (str,)},
-    ("langchain_core.messages.function", "FunctionMessage"): {"name": (str,)},
-    ("langchain_core.messages.tool", "ToolMessage"): {"tool_call_id": (str,), "artifact": _ANY, "status": _tool_status},
+    ("langchain_core.messages.chat", "ChatMessage"): {"role": "str"},
+    ("langchain_core.messages.function", "FunctionMessage"): {"name": "str"},
+    ("langchain_core.messages.tool", "ToolMessage"): {"tool_call_id": "str", "artifact": "any", "status": "tool_status"},
 }
-_DOCUMENT: dict[str, _Check] = {"id": _STR_OR_NONE, "metadata": (dict,), "page_content": (str,)}
+_DOCUMENT: dict[str, str] = {"id": "str_or_none", "metadata": "dict", "page_content": "str"}
 
 
-def fast_builder(cls: Any) -> Callable[[dict[str, Any]], Any] | None:
-    """A builder that installs stored fields of ``cls`` as its state when they have the
-    validated shape (returning None otherwise), or None when ``cls`` is not curated."""
+class FastShape(NamedTuple):
+    """What the fast builder of a curated class requires of stored fields: exactly
+    ``names`` in this order, each passing its check (one of :data:`CHECKS`)."""
+
+    names: tuple[str, ...]  #: the class's fields, in declaration order
+    checks: tuple[str, ...]  #: the check of each field (same order)
+    expected_type: str  #: what the "type" field must hold
+    allows_extra: bool  #: the model's extra="allow" (its __pydantic_extra__ is {} then)
+    ai: AIShapes | None  #: for AIMessage: its fields' shapes (and the raw tool-call rule)
+
+
+def fast_shape(cls: Any) -> FastShape | None:
+    """The shape stored fields of ``cls`` must have to be installed as its state, or
+    None when ``cls`` is not curated (or not in a release this module describes)."""
     key = (getattr(cls, "__module__", ""), getattr(cls, "__qualname__", ""))
-    ai = key == ("langchain_core.messages.ai", "AIMessage")
-    if ai:
-        added = _ai_checks()
-        if added is None:
+    ai: AIShapes | None = None
+    if key == ("langchain_core.messages.ai", "AIMessage"):
+        ai = ai_shapes()
+        if ai is None:
             return None
-        checks: dict[str, _Check] = {**_BASE, **added}
+        checks: dict[str, str] = {**_BASE, **_AI}
     elif key in _CURATED:
         checks = {**_BASE, **_CURATED[key]}
     elif key == ("langchain_core.documents.base", "Document"):
@@ -229,8 +271,7 @@ def fast_builder(cls: Any) -> Callable[[dict[str, Any]], Any] | None:
     type_field = fields.get("type")
     if type_field is None or type(type_field.default) is not str:
         return None
-    expected_type = type_field.default
-    checks["type"] = _ANY  # checked in build()
+    checks["type"] = "type"
     names = tuple(fields)
     if (
         set(checks) != set(names)
@@ -238,9 +279,22 @@ def fast_builder(cls: Any) -> Callable[[dict[str, Any]], Any] | None:
         or cls.__private_attributes__
     ):
         return None  # a langchain-core release whose shape this table does not describe
-    typed = tuple((name, check) for name, check in checks.items() if isinstance(check, tuple) and check)
-    special = tuple((name, check) for name, check in checks.items() if not isinstance(check, tuple))
     allows_extra = (cls.model_config or {}).get("extra") == "allow"
+    return FastShape(names, tuple(checks[name] for name in names), type_field.default, allows_extra, ai)
+
+
+def fast_builder(cls: Any) -> Callable[[dict[str, Any]], Any] | None:
+    """A builder that installs stored fields of ``cls`` as its state when they have the
+    validated shape (returning None otherwise), or None when ``cls`` is not curated."""
+    shape = fast_shape(cls)
+    if shape is None:
+        return None
+    names, expected_type, allows_extra = shape.names, shape.expected_type, shape.allows_extra
+    ai = shape.ai is not None
+    known: dict[str, _Check] = {**_SIMPLE_CHECKS, **(_rename_ai(_ai_checks(shape.ai)) if shape.ai else {})}
+    checks = [(name, known[check]) for name, check in zip(names, shape.checks, strict=True)]
+    typed = tuple((name, check) for name, check in checks if isinstance(check, tuple) and check)
+    special = tuple((name, check) for name, check in checks if not isinstance(check, tuple))
     new = cls.__new__
     set_state = object.__setattr__
 
@@ -263,3 +317,8 @@ def fast_builder(cls: Any) -> Callable[[dict[str, Any]], Any] | None:
         return obj
 
     return build
+
+
+def _rename_ai(checks: dict[str, _StateCheck]) -> dict[str, _Check]:
+    """The AI checks under their check names (usage_metadata's is "usage")."""
+    return {_AI[field]: check for field, check in checks.items()}

@@ -267,6 +267,12 @@ _DTYPES: dict[str, Any] = {}
 _MAX_CACHED_DTYPES = 256
 
 
+def dtype_cache() -> dict[str, Any]:
+    """The dtypes made so far, by their stored spec (only :func:`_dtype` fills it; the
+    compiled reader looks plain-layout arrays' specs up in it)."""
+    return _DTYPES
+
+
 def _dtype(np: Any, spec: str) -> Any:
     dtype = _DTYPES.get(spec)
     if dtype is None:

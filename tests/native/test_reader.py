@@ -8,12 +8,15 @@ leave no reference behind on any path it takes.
 from __future__ import annotations
 
 import datetime
+import decimal
 import gc
 import sys
 import uuid
+import zoneinfo
 
 import ormsgpack
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 
 from serde_kit import LimitExceededError, MalformedDataError, native
 
@@ -69,8 +72,19 @@ def _sample_rows() -> list[bytes]:
         datetime.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=datetime.timezone.utc),
         uuid.UUID(int=12345),
         {frozenset({1, 2}), (3, 4)},
+        # the kinds built in C from a checked shape: messages, ISO texts, Decimal, sets, zones, arrays
+        [HumanMessage("hi", id="h1"), AIMessage("", tool_calls=[{"name": "f", "args": {"q": 1}, "id": "c"}],
+                                                usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3})],
+        [datetime.datetime(2024, 1, 2, 3, 4, 5, 123456), decimal.Decimal("-1.50"), {"a", "b"}, zoneinfo.ZoneInfo("UTC")],
     ]
-    return [fast.dumps(value) for value in values]
+    rows = [fast.dumps(value) for value in values]
+    try:
+        import numpy
+    except ImportError:  # numpy is optional
+        return rows
+    else:
+        rows.append(fast.dumps([numpy.arange(6, dtype=numpy.int16).reshape(2, 3)]))
+    return rows
 
 
 def test_every_cut_of_typed_rows_ends_alike():
@@ -218,12 +232,13 @@ def _big_map_of(values: list[object]) -> dict[str, object]:
 
 
 def test_rows_that_may_flood_count_typed_hashes_alike():
-    """A row large enough to hold a big map is read by the hash-tracking reader: distinct
+    """A row whose big map may hold typed keys (it has non-string keys, so the prescan's
+    string-keys read cannot rule them out) is read by the hash-tracking reader: distinct
     typed values sharing one hash (tuples of -1 and -2 all do) are refused by name on both
     paths, and honest ones read the same."""
     fast, pure = make_pair()
     colliding = [tuple(-1 - ((i >> bit) & 1) for bit in range(8)) for i in range(400)]
-    row = pure.dumps(_big_map_of(colliding))
+    row = pure.dumps({**_big_map_of(colliding), **{i: i for i in range(100)}})
     assert len(row) > fast._decoder.small_row
     with pytest.raises(LimitExceededError, match="max_hash_collisions"):
         pure.loads(row)
@@ -242,3 +257,19 @@ def test_rows_that_may_flood_with_user_types_read_alike():
     values = [T.Point(i, -i) if hasattr(T, "Point") else (i,) for i in range(400)]
     row = pure.dumps(_big_map_of(values))
     assert_same_outcome(fast, pure, ("msgpack", row), "dataclasses")
+
+
+def test_text_with_a_non_ascii_byte_at_every_position_reads_alike():
+    """The reader tests for ASCII eight bytes at a time: a non-ASCII or invalid byte
+    anywhere in a word, or in the tail after the last whole word, is found."""
+    fast, pure = make_pair()
+    for n in range(0, 42):
+        for at in range(n):
+            for wide in ("é", "\u20ac", "\U0001f600"):
+                text = "a" * at + wide + "b" * (n - at - 1)
+                row = ormsgpack.packb({"k" * (n % 30 + 1): text, "v": [text], text: n})
+                assert_same_outcome(fast, pure, ("msgpack", row), repr(text))
+                assert fast.loads(row)["v"][0] == text
+            raw = ormsgpack.packb("a" * n)
+            broken = raw[: len(raw) - n + at] + b"\xff" + raw[len(raw) - n + at + 1 :]
+            assert_same_outcome(fast, pure, ("msgpack", broken), f"invalid byte at {at} of {n}")
