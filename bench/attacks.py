@@ -42,6 +42,21 @@ CASES: dict[str, tuple[str, str]] = {
     "deep_6x1000_small_stack": ("msgpack", "A.deep_in_every_level(6, 1000)"),
     "empty_maps_30MB": ("msgpack", "A.empty_maps(30_000_000)"),
     "forged_name_1MB": ("msgpack", "A.forged_names(1 << 20)"),
+    # issue 19, findings 1-6 (and the floods the prefilter once let through)
+    "i19_1_fraction_subscript": ("msgpack", "A.subscripted_standard(*A.SUBSCRIPTED_STANDARD[0])"),
+    "i19_1_numpy_void_subscript": ("msgpack", "A.subscripted_standard(*A.SUBSCRIPTED_STANDARD[1])"),
+    "i19_1_fraction_subscript_json": ("json", "A.subscripted_fraction_json()"),
+    "i19_2_message_names_6000": ("msgpack", "A.distinct_message_names(6000)"),
+    "i19_3_regex_16_ignorecase": ("msgpack", "A.regex_many(16)"),
+    "i19_3_partial_json_10x4096": ("msgpack", "A.partial_json_many(10)"),
+    "i19_3_long_keys_1999x100": ("msgpack", "A.flood_long_keys(1999, 100)"),
+    "i19_3_fractions_4x99k": ("msgpack", "A.fraction_many(4, 99_000)"),
+    "i19_3_small_flood_1999": ("msgpack", "A.small_flood_map(1999)"),
+    "i19_3_small_floods_40x300": ("msgpack", "A.many_small_flood_maps(40, 300)"),
+    "i19_3_empty_string_keys_20k": ("msgpack", "A.flood_keys_led_by_empty_text(20_000)"),
+    "i19_3_count_beyond_row_20k": ("msgpack", "A.flood_map_declaring_more_than_it_holds(20_000)"),
+    "i19_4_json_empty_objects_18MB": ("json", "A.json_empty_objects(6_000_000)"),
+    "i19_6_token_ids_int_key": ("msgpack", "A.token_ids_with_an_int_key()"),
     # honest rows of comparable sizes
     "honest_chat_500": ("msgpack", "S.dumps(P.chat_checkpoint(500))"),
     "honest_chat_20": ("msgpack", "S.dumps(P.chat_checkpoint(20))"),
@@ -51,6 +66,8 @@ CASES: dict[str, tuple[str, str]] = {
     "honest_array_8MB": ("msgpack", "S.dumps(__import__('numpy').ones(1 << 20))"),
     "honest_list_1M_ints": ("msgpack", "S.dumps(list(range(1_000_000)))"),
     "honest_floats_1M": ("msgpack", "S.dumps([i / 7 for i in range(1_000_000)])"),
+    "honest_tuple_keys_1999": ("msgpack", "A.pack({(i, i * 7): i for i in range(1999)})"),
+    "honest_token_ids_no_int_key": ("msgpack", "S.dumps({'1': A.ormsgpack.unpackb(A.token_ids_with_an_int_key(), option=A.OPT)[1]})"),
     "honest_cjk_chat_200": ("msgpack", "S.dumps({'messages': [{'role': 'user', 'content': '\u4f60\u597d\u4e16\u754c' * 40, 'id': str(i)} for i in range(200)]})"),
 }
 

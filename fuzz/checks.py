@@ -164,7 +164,14 @@ def warm_up() -> None:
 
     from tests.support import compare  # noqa: F401
 
-    _serializers()
+    serializers = _serializers()
+    if os.environ.get("SERDE_KIT_NATIVE") == "1":
+        # A native campaign must not quietly fuzz the pure path (reader not built, or
+        # SERDE_KIT_PURE_PYTHON also set): its executions would be recorded for the wrong code.
+        for name in ("strict", "lenient"):
+            engine = type(serializers[name]._decoder.engine).__name__
+            if engine != "Reader":
+                raise SystemExit(f"SERDE_KIT_NATIVE=1 but the {name} serializer reads with {engine}, not the Reader")
 
 
 CHECKS = {

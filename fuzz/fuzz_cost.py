@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz the cost ratio: no stored row may cost more than 20x an honest row of its size.
 
 Input as for ``fuzz_decode.py`` (first byte: type tag and strict/lenient, the

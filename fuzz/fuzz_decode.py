@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz Serializer.loads_typed on arbitrary tags and bytes.
 
 Input: first byte picks the type tag (see ``_common.TAGS``) and whether the

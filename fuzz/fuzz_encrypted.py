@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz EncryptedSerializer.loads_typed on mutated encrypted rows.
 
 Input: first byte picks the stored tag (``ENC_TAGS``) and whether plaintext

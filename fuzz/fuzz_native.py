@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz the compiled reader against the pure read path.
 
 Input: as ``fuzz_decode`` (first byte picks the tag and strict/lenient). The

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz the decode budget: no stored row may take > 1 s or grow RSS > 10x its size.
 
 Input as for ``fuzz_decode.py`` (first byte: type tag and strict/lenient, the

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz exact round trips: build a nested supported value from the input bytes.
 
 Checks, for every value: ``loads(dumps(v))`` is an exact same-type copy of

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the compiled reader with AddressSanitizer + UndefinedBehaviorSanitizer (gcc) and run
 # the native decoder tests (tests/native: golden, release and fuzz corpora, hypothesis values,
-# every cut and damaged byte) plus the decoder tests with the compiled reader on.
+# every cut and damaged byte), the decoder tests and the native campaigns' corpus
+# (tests/test_fuzz_corpora.py) with the compiled reader on.
 #   fuzz/native_sanitizers.sh                 # the smoke
 #   fuzz/native_sanitizers.sh tests/native -k reader   # other pytest arguments
 # Works on a copy of the tree in a temporary directory, so the worktree's normal build
@@ -24,7 +25,7 @@ cd "$WORK"
 # Left out: the tests that cap the address space (ASan's shadow memory cannot live in it) and
 # the one that decodes on the smallest supported thread stack (ASan's frames are several times
 # larger; the normal build passes it in the suite's native run).
-[[ $# -gt 0 ]] || set -- tests/native tests/test_decoder.py tests/test_decode_budget.py \
+[[ $# -gt 0 ]] || set -- tests/native tests/test_decoder.py tests/test_decode_budget.py tests/test_fuzz_corpora.py \
     --deselect tests/test_decode_budget.py::test_the_smallest_supported_thread_stack_survives_every_prescan_path \
     --deselect tests/test_decode_budget.py::test_running_out_of_memory_is_a_typed_error_not_a_hang \
     --deselect tests/test_decode_budget.py::test_running_out_of_memory_while_decoding_is_a_limit_error \

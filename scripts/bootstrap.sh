@@ -10,9 +10,10 @@ stamp=".venv/.installed-$extras"
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-# serde_kit/__init__.py holds the version, which the installed metadata copies.
+# serde_kit/__init__.py holds the version, which the installed metadata copies; a changed
+# _reader.c needs the compiled reader built again.
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints/test.txt -nt "$stamp" ] \
-        || [ serde_kit/__init__.py -nt "$stamp" ]; then
+        || [ serde_kit/__init__.py -nt "$stamp" ] || [ serde_kit/_reader.c -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -c constraints/test.txt -e ".[$extras]"
     touch "$stamp"

@@ -14,11 +14,17 @@ one step, ext payloads walked as the msgpack they hold):
   without asking: neither serde_kit nor LangGraph writes them.
 
 The walk runs in Python, so :func:`check` first rules rows out at C speed: a
-map that can flood has FLOOD_KEYS entries, so it starts with a map16/map32
-header (found at memchr speed) whose count is that large; then the row must
-hold that many array headers (one translate pass); then a string-keys-only
-decode must fail. Most honest rows stop at the first step and none is walked. Typed values used as map keys are bounded elsewhere: the
-decoder tracks the hashes of the values its ext hook builds.
+map that can hold more colliding keys than ``max_hash_collisions`` has more
+entries than that, so it starts with a map16/map32 header (found at memchr
+speed) whose count is that large (or whose count the rest of the row cannot
+hold: the engine reads entries until the row ends); then what the keys after it
+could cost if all collided (:func:`flood_work`) must exceed the row's allowance;
+then a string-keys-only decode (of the parts that may hold such a header) must
+fail. Most honest rows stop at the first or second step and none is walked.
+Nothing about the keys' bytes is assumed: a colliding tuple key may start with
+any element (``("", a, b)``: the empty string's hash is 0). Typed values used
+as map keys are bounded by the same estimate, or else the decoder tracks the
+hashes of the values its ext hook builds (:func:`check` says which).
 """
 
 from __future__ import annotations
@@ -33,39 +39,24 @@ from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["FLOOD_KEYS", "SMALL_ROW", "TRACKED_KEYS", "check", "first_big_map", "may_hold_big_map", "scan"]
+__all__ = ["SMALL_ROW", "check", "first_big_map", "flood_entries", "flood_work", "may_hold_big_map", "scan"]
 
-#: Maps with fewer array keys than this cannot cost much even if every key
-#: collides (~0.1 s at worst), so rows that cannot hold that many are not walked.
-FLOOD_KEYS = 2000
-#: Rows shorter than this cannot hold FLOOD_KEYS map keys or typed values.
-SMALL_ROW = 3 * FLOOD_KEYS
-#: Typed map keys (UUIDs, tuples, big ints built by the ext hook) compare in
-#: Python, so their hashes are tracked in any row that may hold a map this big;
-#: a smaller map costs at most a few milliseconds even if every key collides.
-TRACKED_KEYS = 256
+#: Rows shorter than this are not prescanned (but for a timestamp search): the
+#: most keys of one hash they can hold (all tuples of 7 elements each 0 or "", whose
+#: hashes are all 0: 128 keys of 9 bytes with their value) cost about a millisecond,
+#: within the work meter's floor (``min_work``).
+SMALL_ROW = 2000
 
 
 def _classes() -> bytes:
     table = bytearray(b"." * 256)
     for b in (*range(0x80, 0xA0), 0xDC, 0xDD, 0xDE, 0xDF):
         table[b] = ord("C")  # any container header (for the container bound)
-    for b in (*range(0x90, 0xA0), 0xDC, 0xDD):
-        table[b] = ord("A")  # array header
-    for b in (*range(0x00, 0x80), *range(0xE0, 0x100), 0xC0, 0xC2, 0xC3, *range(0xCA, 0xD4)):
-        table[b] = ord("N")  # a value whose hash stored data can aim at (numbers, nil, bools)
-    for b in (*range(0xD4, 0xD9), 0xC7, 0xC8, 0xC9):
-        table[b] = ord("N")  # an ext header: a typed value may hash like a number
     return bytes(table)
 
 
 _CLASSES = _classes()
 _NOT_ARRAY_HEADER = bytes(b for b in range(256) if not (0x90 <= b <= 0x9F or b in (0xDC, 0xDD)))
-# A tuple key whose hash stored data can aim at starts, at its innermost array,
-# with an element of class N: counting "AN" gives an upper bound on such keys.
-# (Binary data and CJK text hold such pairs by chance; a row with many of them
-# costs one more C-speed decode, not a walk.)
-_KEY_START = b"AN"
 _TIMESTAMP_LENGTHS = frozenset({4, 8, 12})
 _MAX_HEADER_PROBES = 64
 _TIMESTAMP_MESSAGE = "msgpack timestamp (ext code -1) in the stored value: not written by serde_kit or LangGraph"
@@ -74,6 +65,7 @@ _FIXED_SIZES = {
     0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9,
 }  # fmt: skip
 _FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
+_EXT_HEADERS = (0xC7, 0xC8, 0xC9, *_FIXEXT)
 _LENGTH_WIDTH = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC7: 1, 0xC8: 2, 0xC9: 4}
 _CONTAINER_WIDTH = {0xDC: 2, 0xDD: 4, 0xDE: 2, 0xDF: 4}
 _EXT_SIZED = (0xC7, 0xC8, 0xC9)
@@ -115,54 +107,44 @@ def _uniform_run(data: bytes, pos: int, first: int, width: int, left: int) -> in
     return good
 
 
-def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> None:
+def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     """Raise if ``data`` holds what the engine cannot bound; cheap for most rows.
+    True when its maps may still hold typed keys that collide (values the ext hook
+    builds: the decoder then counts their hashes), False when they cannot (no map
+    big enough, keys cheap enough, or string keys only where a map may be big).
 
     Its Python walk is charged to the work meter of the decode call running on
     this thread; ``in_decode=True`` (the decoder) asks for that meter first
     (:class:`~serde_kit.budget.NeedsMeter`) when none is open, any other caller
     (the writer checking what its reader will read) gets one for this check.
 
-    Whole-row byte counts (C speed) rule out most rows at once. A row that may
-    hold many array keys or a timestamp is decoded once by ormsgpack with
-    string keys only (C speed, ext payloads collected rather than built); only
-    a row that really has non-string keys, or may exceed
-    :attr:`Limits.max_containers`, is walked by :func:`scan`.
+    Only a map of more entries than ``max_hash_collisions`` can hold more
+    colliding keys than that limit allows, and it starts with a map16/map32
+    header whose count says so: :func:`first_big_map` finds the first place one
+    may start, at memchr speed. A row with none is at most searched for a
+    timestamp. Otherwise what every array key after that place could cost if
+    all of them collided (:func:`flood_work`, from counts of header bytes) is
+    held to the row's allowance; a row over it is read by ormsgpack with string
+    keys only (C speed, ext payloads read only where such a map may be). Only a
+    row where that finds a non-string key, or that may exceed
+    :attr:`Limits.max_containers`, is walked by :func:`scan`, which checks the
+    keys of every map.
     """
     size = len(data)
-    suspect_keys = False
     if size > limits.max_containers:
-        classes = data.translate(_CLASSES)
-        if classes.count(b"C") + classes.count(b"A") > limits.max_containers:
+        if data.translate(_CLASSES).count(b"C") > limits.max_containers:
             _walk(data, limits, in_decode)
-            return
-        suspect_keys = may_hold_big_map(data) and classes.count(_KEY_START) >= FLOOD_KEYS
-    elif size >= SMALL_ROW:
-        suspect_keys = _may_hold_array_keys(data, limits)
-    if suspect_keys:
-        if not _in_c(_plain_keys, data):
-            _walk(data, limits, in_decode)
-    elif _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
-        _walk(data, limits, in_decode)  # ormsgpack could not read it: the walk finds what is wrong
-
-
-def _may_hold_array_keys(data: bytes, limits: Limits) -> bool:
-    """Whether a map may hold enough array keys to flood: FLOOD_KEYS of any length, or
-    more than ``max_hash_collisions`` of 16 elements or more (each collision among
-    those costs their length; a long key starts with an array16/array32 header).
-    Counted from the first map header that could be one, in one translate pass."""
-    flood = limits.max_hash_collisions + 1
-    # Without an array16/array32 header byte only FLOOD_KEYS short keys can flood (two
-    # memchr passes decide it for most rows).
-    long_keys = 0xDC in data or 0xDD in data
-    start = first_big_map(data, min(flood, FLOOD_KEYS) if long_keys else FLOOD_KEYS)
-    if start < 0:
-        return False
-    rest = data[start:] if start else data
-    heads = rest.translate(None, _NOT_ARRAY_HEADER)
-    if heads.count(0xDC) + heads.count(0xDD) >= flood:
+            return True
+    entries = flood_entries(limits)
+    start = first_big_map(data, entries)
+    if start >= 0 and _may_flood(data, start, limits):
+        if _in_c(lambda row: _plain_keys(row, entries), data):
+            return False  # every map that may be big has string keys only: no typed key either
+        _walk(data, limits, in_decode)
         return True
-    return len(heads) >= FLOOD_KEYS and may_hold_big_map(rest) and rest.translate(_CLASSES).count(_KEY_START) >= FLOOD_KEYS
+    if _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
+        _walk(data, limits, in_decode)  # ormsgpack could not read it: the walk finds what is wrong
+    return False
 
 
 #: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
@@ -189,12 +171,12 @@ def _walk(data: bytes, limits: Limits, in_decode: bool) -> None:
     scan(data, limits)
 
 
-def may_hold_big_map(data: bytes, entries: int = FLOOD_KEYS) -> bool:
+def may_hold_big_map(data: bytes, entries: int) -> bool:
     """Whether ``data`` may hold a map of ``entries`` entries or more (see :func:`first_big_map`)."""
     return first_big_map(data, entries) >= 0
 
 
-def first_big_map(data: bytes, entries: int = FLOOD_KEYS) -> int:
+def first_big_map(data: bytes, entries: int) -> int:
     """Where the first map of ``entries`` entries or more in ``data`` may start; -1 for none.
 
     Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
@@ -218,48 +200,145 @@ def first_big_map(data: bytes, entries: int = FLOOD_KEYS) -> int:
                 first = start if first < 0 else min(first, start)
                 break
             count = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
-            if count >= entries and pos + 1 + width + 2 * count <= size:
+            # The engine reads a map's entries until the row ends, so a header whose
+            # count the rest cannot hold still builds as many as fit (two bytes each).
+            if min(count, (size - pos - 1 - width) // 2) >= entries:
                 first = pos
                 break
             pos = data.find(head, pos + 1)
     return first
 
 
-def _plain_keys(data: bytes) -> bool:
-    """Whether every map key in ``data`` (ext payloads included) is a string and no ext
-    is a timestamp; False when ormsgpack cannot tell (the walk then decides)."""
-    return _read_in_c(data, 0)
+def flood_entries(limits: Limits) -> int:
+    """Entries a map needs to hold more colliding keys than ``max_hash_collisions``."""
+    return limits.max_hash_collisions + 1
+
+
+#: Work units (about a nanosecond each, as the meter's) of building a dict whose
+#: array keys collide: each new key is compared with every earlier one sharing its
+#: hash, at a fixed cost per pair, plus per element compared (a key of arrays of at
+#: most 15 elements holds at most 15 per array header), per typed value among them
+#: (compared in Python: a UUID's ``__eq__``) and per byte of a long string. Measured:
+#: 1,999 two-int keys 0.1 s; 1,999 keys of 100 ints sharing 98, 1.7-3.5 s.
+FLOOD_UNITS_PER_PAIR = 50
+FLOOD_UNITS_PER_ELEMENT = 10
+FLOOD_UNITS_PER_TYPED_VALUE = 300
+FLOOD_UNITS_PER_BYTE = 1
+#: Rows this large skip the estimate (one more pass over the bytes) for the C-speed
+#: check, which is as cheap there and exact.
+_ESTIMATE_MAX_BYTES = 1 << 16
+
+
+def flood_work(array_headers: int, ext_headers: int, size: int) -> int:
+    """Work units at most spent building the maps of a stretch of ``size`` stored bytes
+    holding ``array_headers`` array headers (fixarrays: long keys are not estimated)
+    and ``ext_headers`` typed values, if every key that can collide (arrays, typed
+    values) did.
+
+    Each key belongs to one map, so such keys number at most the headers and the
+    pairs compared at most half their square, whatever the maps. Comparing two keys
+    costs at most the smaller one's elements, less than their mean: so all pairs
+    together cost at most half the keys times every key's elements (at most 15 per
+    array header, each typed value, each byte of a long string).
+    """
+    keys = array_headers + ext_headers
+    pairs = keys * keys // 2
+    elements = 15 * FLOOD_UNITS_PER_ELEMENT * array_headers + FLOOD_UNITS_PER_TYPED_VALUE * ext_headers
+    return pairs * FLOOD_UNITS_PER_PAIR + keys * (elements + FLOOD_UNITS_PER_BYTE * size) // 2
+
+
+def _may_flood(data: bytes, start: int, limits: Limits) -> bool:
+    """Whether the maps that may start at ``start`` or later (none before it holds
+    enough entries) could cost more than the row's allowance if all their array keys
+    collided; long keys (16 elements or more: an array16/array32 header) are compared
+    at a cost the estimate does not bound, so more than ``max_hash_collisions`` of
+    them always count as a possible flood."""
+    size = len(data)
+    if size - start > _ESTIMATE_MAX_BYTES:
+        return True
+    rest = data[start:] if start else data
+    if rest.count(0xDC) + rest.count(0xDD) > limits.max_hash_collisions:
+        return True
+    allowance = max(limits.min_work, limits.max_work_per_byte * size)
+    exts = sum(map(rest.count, _EXT_HEADERS))
+    return flood_work(len(rest.translate(None, _NOT_ARRAY_HEADER)), exts, len(rest)) > allowance
+
+
+def _plain_keys(data: bytes, entries: int) -> bool:
+    """Whether every map key in ``data`` is a string, and no ext a timestamp, in every
+    part (the row, ext payloads) that may hold a map of ``entries`` entries; parts that
+    cannot are only searched for a timestamp. False when ormsgpack cannot tell (the
+    walk then decides)."""
+    return _read_in_c(data, 0, entries)
 
 
 def _no_timestamp(data: bytes) -> bool:
     """Whether ``data`` (ext payloads included) holds no msgpack timestamp, found exactly
-    by one C-speed decode that takes map keys of any type (this row may hold no flood);
-    raises :class:`UnknownTagError` for a timestamp, False when ormsgpack cannot read it."""
-    return _read_in_c(data, ormsgpack.OPT_NON_STR_KEYS)
+    by one C-speed decode that takes map keys of any type (the caller found no map big
+    enough to flood); raises :class:`UnknownTagError` for a timestamp, False when
+    ormsgpack cannot read it."""
+    return _read_in_c(data, ormsgpack.OPT_NON_STR_KEYS, 0)
 
 
-def _read_in_c(data: bytes, option: int) -> bool:
-    """One ormsgpack decode of ``data`` and of every ext payload it holds (collected, not
-    built), with ``option``; :class:`UnknownTagError` at a timestamp, False when
-    ormsgpack refuses the bytes."""
+def _read_in_c(data: bytes, option: int, entries: int) -> bool:
+    if entries and not _may_hold_timestamp(data):
+        return _string_keys_in_c(data, entries)
+    return _read_in_c_checked(data, option, entries)
+
+
+def _string_keys_in_c(data: bytes, entries: int) -> bool:
+    """:func:`_read_in_c` with string keys for a row that holds no timestamp: ext payloads
+    are collected by a C method (``list.insert(code, payload)``: no Python frame per
+    ext) and read only where a map of ``entries`` entries may be."""
     pending = [data]
-    found: list[bytes] = []
+    while pending:
+        found: list[bytes] = []
+        try:
+            ormsgpack.unpackb(pending.pop(), ext_hook=found.insert)
+        except Exception as exc:
+            if not _cut_short(exc):
+                return False
+        pending.extend(part for part in found if (0xDE in part or 0xDF in part) and may_hold_big_map(part, entries))
+    return True
+
+
+def _cut_short(exc: Exception) -> bool:
+    """Whether ormsgpack stopped only because the bytes ended. It reads entries in order,
+    as the engine does, so every map key before that point was a string: the engine
+    builds nothing more before it stops there too (and reports the row truncated)."""
+    return str(exc) == "unexpected end of file"
+
+
+def _read_in_c_checked(data: bytes, option: int, entries: int) -> bool:
+    """One ormsgpack decode of ``data`` and of the ext payloads it holds (collected, not
+    built) with ``option``; with ``entries``, a payload that cannot hold a map that big
+    is read with any keys if it may hold a timestamp, and else not at all.
+    :class:`UnknownTagError` at a timestamp, False when ormsgpack refuses the bytes."""
+    pending = [(data, option)]
+    found: list[tuple[bytes, int]] = []
     timestamp = []
+    any_keys = ormsgpack.OPT_NON_STR_KEYS
 
     def collect(code: int, payload: bytes) -> None:
         if code == -1:
             timestamp.append(True)
             raise ValueError("timestamp")
         if 0 <= code <= 7:
-            found.append(payload)
+            # (memchr first: most payloads hold neither byte, and this runs once per ext)
+            if not entries or (0xDE in payload or 0xDF in payload) and may_hold_big_map(payload, entries):
+                found.append((payload, option))
+            elif 255 in payload and _may_hold_timestamp(payload):
+                found.append((payload, any_keys))
 
     while pending:
+        part, part_option = pending.pop()
         try:
-            ormsgpack.unpackb(pending.pop(), ext_hook=collect, option=option)
-        except Exception:
+            ormsgpack.unpackb(part, ext_hook=collect, option=part_option)
+        except Exception as exc:
             if timestamp:
                 raise UnknownTagError(_TIMESTAMP_MESSAGE) from None
-            return False
+            if not (part_option == 0 and _cut_short(exc)):
+                return False
         pending.extend(found)
         found.clear()
     return True

@@ -13,7 +13,9 @@
  *  - bytes it cannot read (malformed, truncated, a map key that is not a
  *    string, number, nil, bool or bin, a timestamp) inside an ext payload go
  *    to that ext's Python hook, and at the top level the whole row goes to the
- *    msgspec decoder, so every error a row ends in is the pure path's own;
+ *    msgspec decoder, so every error a row ends in is the pure path's own (with
+ *    the work meter put back where it stood before this reader's first call into
+ *    Python: the row is charged once, as on the pure path);
  *  - a rebuilder that fails (not with serde_kit's own error) is followed, as on the pure
  *    path's hot path, by the decoder's checked path (construct) with the same envelope;
  *  - a RecursionError anywhere sends the whole row to msgspec.  The reader
@@ -126,6 +128,7 @@ typedef struct {
     PyObject *src;            /* the row object */
     const unsigned char *base; /* its first byte */
     PyObject *view;           /* memoryview of the row, made on the first hook call */
+    PyObject *mark;           /* fallback.mark() before this row's first Python call, or NULL */
 } State;
 
 static PyObject *decode_value(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t level);
@@ -242,9 +245,18 @@ static PyObject *payload_view(State *st, const unsigned char *p, Py_ssize_t n) {
     return PySequence_GetSlice(st->view, start, start + n);
 }
 
+/* Before the row's first call into Python that may charge the work meter: where the
+ * meter stands, so that handing the row to the fallback re-reads it from there (the
+ * pure path charges each step of a row once). */
+static int mark_meter(State *st) {
+    if (st->mark == NULL) st->mark = PyObject_CallMethod(st->r->fallback, "mark", NULL);
+    return st->mark == NULL ? -1 : 0;
+}
+
 static PyObject *call_hook(State *st, int code, const unsigned char *p, Py_ssize_t n, Py_ssize_t level,
                            const unsigned char *head_end) {
     Reader *r = st->r;
+    if (mark_meter(st) < 0) return NULL;
     PyObject *view = payload_view(st, p, n);
     if (view == NULL) return NULL;
     PyObject *code_obj = PyLong_FromLong(code);
@@ -655,6 +667,10 @@ static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const 
     }
     if (value == NULL) {
         /* KIND_CALL, or a shape (or failure) the C kind leaves to its Python rebuilder */
+        if (mark_meter(st) < 0) {
+            Py_DECREF(env);
+            return NULL;
+        }
         value = PyObject_CallOneArg(e->fn, env);
         if (value == NULL && retry_in_python(st->r)) {
             /* What the pure path's hot path does next, with the same envelope (calling the
@@ -978,18 +994,22 @@ static PyObject *Reader_decode(Reader *self, PyObject *data) {
     }
     Py_buffer buffer;
     if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) return NULL;
-    State st = {self, data, (const unsigned char *)buffer.buf, NULL};
+    State st = {self, data, (const unsigned char *)buffer.buf, NULL, NULL};
     const unsigned char *p = st.base, *end = st.base + buffer.len;
     PyObject *value = decode_value(&st, &p, end, 0);
     if (value != NULL && p != end) Py_CLEAR(value); /* trailing bytes: soft */
     Py_XDECREF(st.view);
     PyBuffer_Release(&buffer);
-    if (value != NULL) return value;
-    if (PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_RecursionError)) return NULL;
-        PyErr_Clear();
+    if (value != NULL || (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_RecursionError))) {
+        Py_XDECREF(st.mark);
+        return value;
     }
-    return PyObject_CallMethod(self->fallback, "decode", "O", data);
+    PyErr_Clear();
+    if (st.mark == NULL) return PyObject_CallMethod(self->fallback, "decode", "O", data);
+    /* Python was called (and may have charged the meter): the fallback rewinds first. */
+    value = PyObject_CallMethod(self->fallback, "redo", "OO", data, st.mark);
+    Py_DECREF(st.mark);
+    return value;
 }
 
 static int str_tuple(PyObject *o) {

@@ -201,10 +201,8 @@ class Decoder:
         # search) and the hash tracking of typed values: the per-call cost of
         # small pending writes stays where it was.
         small = size < self.small_row
-        if not small or 255 in data:
-            _prescan.check(data, limits, in_decode=True)
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
-        untracked = small or not _prescan.may_hold_big_map(data, _prescan.TRACKED_KEYS)
+        untracked = not (not small or 255 in data) or not _prescan.check(data, limits, in_decode=True)
         if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):
             return _stack.on_big_stack(self._decode_adopting, budget.current(), data, untracked)
         return self._decode(data, untracked)

@@ -26,6 +26,7 @@ MAX_EXT_DEPTH = DEFAULT_LIMITS.max_ext_depth
 _NOT_CONTAINER_HEADER = bytes(b for b in range(256) if not (0x80 <= b <= 0x9F or 0xDC <= b <= 0xDF))
 
 OPTIONS = codes.PACK_OPTIONS
+_packb = ormsgpack.packb
 OPTIONS_NON_STR_KEYS = OPTIONS | ormsgpack.OPT_NON_STR_KEYS
 _KEY_ERROR = "Dict key must be str"
 _SURROGATES_ERROR = "surrogates"
@@ -83,17 +84,21 @@ class Encoder:
 
     def dumps_not_plain(self, obj: Any, refusal: TypeError) -> bytes:
         """:meth:`dumps` for ``obj`` after ormsgpack refused it as plain with ``refusal``."""
-        keys_first = _KEY_ERROR in str(refusal) or _has_other_keys(obj)
         call = _EncodeCall(self._table, self._resolve, self._limits.max_ext_depth, self._limits)
+        cls = type(obj)
         try:
-            if keys_first:  # skip straight to the key-preserving form
-                data = call.pack_level(_with_faithful_keys(obj, call), non_str_keys=True)
+            if cls is dict or cls is list or cls is str:
+                if _KEY_ERROR in str(refusal) or _has_other_keys(obj):  # straight to the key-preserving form
+                    data = call.pack_level(_with_faithful_keys(obj, call), non_str_keys=True)
+                else:
+                    data = call.pack_level(obj)
             else:
-                fast = None
-                if obj.__class__.__name__ == "ndarray" and call.max_depth > 0:
+                if cls.__name__ == "ndarray" and call.max_depth > 0:
                     fast = numpy.dumps_large(obj, call.pack_level, self._limits)
-                data = call.pack_level(obj) if fast is None else fast
-        except LimitExceededError as exc:
+                    if fast is not None:
+                        return fast if self._holds_array_row(len(fast)) else self.fits(fast)
+                data = call.pack_typed(obj)
+        except LimitExceededError as exc:  # an array's own check (dumps_large)
             raise refused_write(exc) from None
         except SerdeError:
             raise
@@ -101,7 +106,18 @@ class Encoder:
             if call.error is not None:
                 raise call.error from None
             raise EncodeError(_describe_engine_error(exc)) from None
+        except Exception:
+            if call.error is not None:  # an encoder's own error, raised again by ``default``
+                raise call.error from None
+            raise
         return data if len(data) <= self.check_above else self.fits(data)
+
+    def _holds_array_row(self, size: int) -> bool:
+        """Whether the reader's limits hold a top-level array row of ``size`` bytes as
+        :func:`numpy.dumps_large` writes it: its layout is known (one ext holding two
+        arrays, the buffer a bin), so no container count over the buffer is needed."""
+        limits = self._limits
+        return size <= limits.max_row_bytes and limits.max_containers >= numpy.LARGE_ROW_CONTAINERS
 
     def fits(self, data: bytes) -> bytes:
         """``data`` when its reader's row size and container limits hold it; else :class:`EncodeError`."""
@@ -234,6 +250,11 @@ class _EncodeCall:
             limit="max_ext_depth",
         )
 
+    def pack_typed(self, obj: Any) -> bytes:
+        """Pack a value ormsgpack does not write itself: what ``packb(obj, default=...)``
+        does, without the round trip through ormsgpack to reach ``default``."""
+        return self.pack_level(self.default_fn(obj))
+
     def pack(self, payload: Any) -> bytes:
         """Pack an ext payload with this same encoder, one nesting level down."""
         depth = self.depth
@@ -241,7 +262,10 @@ class _EncodeCall:
             return self._pack_deep(payload, depth)
         self.depth = depth + 1
         try:
-            return self.pack_level(payload)
+            # pack_level's first attempt, one frame shorter: one pack per typed value.
+            return _packb(payload, default=self.default_fn, option=OPTIONS)
+        except TypeError as exc:
+            return self.repack_level(payload, exc)
         finally:
             self.depth = depth
 
@@ -272,17 +296,27 @@ class _EncodeCall:
         try:
             if non_str_keys:
                 return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS_NON_STR_KEYS)
-            try:
-                return ormsgpack.packb(value, default=self.default_fn, option=OPTIONS)
-            except TypeError as exc:
-                if self.error is not None or _KEY_ERROR not in str(exc):
-                    raise
-            return ormsgpack.packb(
-                _with_faithful_keys(value, self), default=self.default_fn, option=OPTIONS_NON_STR_KEYS
-            )
+            return _packb(value, default=self.default_fn, option=OPTIONS)
         except TypeError as exc:
-            if self.error is not None or _SURROGATES_ERROR not in str(exc):
-                raise
+            return self.repack_level(value, exc, non_str_keys=non_str_keys)
+
+    def repack_level(self, value: Any, refusal: TypeError, *, non_str_keys: bool = False) -> bytes:
+        """:meth:`pack_level` after its first attempt failed with ``refusal``: a dict with
+        non-str keys or a str with lone surrogates at this level is rewritten and packed
+        again; any other refusal (or an error of a typed value) is raised again."""
+        if self.error is not None:
+            raise refusal
+        if not non_str_keys and _KEY_ERROR in str(refusal):
+            try:
+                return ormsgpack.packb(
+                    _with_faithful_keys(value, self), default=self.default_fn, option=OPTIONS_NON_STR_KEYS
+                )
+            except TypeError as exc:
+                if self.error is not None:
+                    raise
+                refusal = exc
+        if _SURROGATES_ERROR not in str(refusal):
+            raise refusal
         # A str with lone surrogates at this level (nested typed values pack their
         # own payloads, so each level fixes its own strings): mark them and retry.
         try:
@@ -302,18 +336,15 @@ class _EncodeCall:
         )
 
 
-def _placeholder(obj: Any) -> None:
-    return None
-
-
 def _has_other_keys(obj: Any) -> bool:
     """Whether a dict in ``obj`` (typed values aside) has a key that is not a str.
 
-    One pass at C speed that stands every typed value in with None: finding such a
-    key only once the typed values before it were encoded would encode them twice.
+    One pass at C speed that stands every typed value in with its ``id`` (a C
+    function: no Python frame per typed value): finding such a key only once the
+    typed values before it were encoded would encode them twice.
     """
     try:
-        ormsgpack.packb(obj, default=_placeholder, option=OPTIONS)
+        ormsgpack.packb(obj, default=id, option=OPTIONS)
     except TypeError as exc:
         return _KEY_ERROR in str(exc)
     return False
@@ -389,9 +420,17 @@ def _with_faithful_keys(value: Any, call: _EncodeCall) -> Any:
         return value  # nothing below to rewrite
     if cls is not dict:
         return value  # other objects reach ``default`` and pack their own payloads
-    if all(_native_key(key) for key in value):
-        for item in value.values():
-            if type(item) is list or type(item) is dict:
-                return {key: _with_faithful_keys(item, call) for key, item in value.items()}
-        return value
-    return stdlib.dict_items_ext(value, call)
+    for key in value:  # _native_key, with its common cases inline (no call per key)
+        key_type = type(key)
+        if key_type is str:
+            continue
+        if key_type is int:
+            if _I64_MIN <= key <= _U64_MAX:
+                continue
+            return stdlib.dict_items_ext(value, call)
+        if not _native_key(key):
+            return stdlib.dict_items_ext(value, call)
+    for item in value.values():
+        if type(item) is list or type(item) is dict:
+            return {key: _with_faithful_keys(item, call) for key, item in value.items()}
+    return value

@@ -43,9 +43,10 @@ class Limits:
       ``re.compile`` patterns (compiling a character class can take milliseconds,
       more with IGNORECASE; ``re.DEBUG`` prints to stdout).
     - ``max_hash_collisions``: items of one set, frozenset or dict, array keys
-      of one map, or typed values of a row that may hold a map of 256 entries
-      or more (smaller maps cannot flood), sharing a hash value (a hash flood
-      makes building a set or dict of them quadratic).
+      of one map, or typed values of a row, sharing a hash value (a hash flood
+      makes building a set or dict of them quadratic); map keys are checked in
+      any row whose keys could cost more than its work allowance if all of them
+      collided (below that, the allowance bounds them).
     - ``max_array_elements``: elements of a numpy array; the array's memory is
       always exactly its stored buffer.
     - ``max_partial_json``: length of a streamed tool-call argument that is not

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from . import budget
 from .errors import SerdeError
 from .ext import codes, langchain, numpy as numpy_ext
 
@@ -81,13 +82,14 @@ def engine(decoder: Any, levels: list[Any], safe_recursion_limit: int) -> Engine
     fallback = levels[0]
     if ACTIVE != "native" or _reader is None:
         return fallback  # type: ignore[no-any-return]
-    reader = _make_reader(decoder, levels, safe_recursion_limit)
+    reader = _make_reader(decoder, levels, safe_recursion_limit, _Fallback(levels[0], None))
     # Rows that may hold a big map are read by the decoder's hash-tracking levels: their
     # top level becomes a reader too, which counts the hash of every typed value it builds
     # with the decoder's own counter, as the tracking hooks do for the values they build.
     tracked = decoder._tracked
     keyed = sys.modules[type(decoder).__module__]._KEYED_HASH_TYPES  # types whose hash data cannot aim
-    tracked[0] = _make_reader(decoder, tracked, safe_recursion_limit, decoder._track_hash, keyed)
+    fallback = _Fallback(tracked[0], decoder._local)
+    tracked[0] = _make_reader(decoder, tracked, safe_recursion_limit, fallback, decoder._track_hash, keyed)
     return reader  # type: ignore[no-any-return]
 
 
@@ -99,7 +101,39 @@ def plain_array(engine: Any, data: bytes) -> Any:
     return engine.array(data)
 
 
-def _make_reader(decoder: Any, levels: list[Any], safe_recursion_limit: int, *tracking: Any) -> Any:
+class _Fallback:
+    """The pure path's top-level engine, as the reader hands it whole rows.
+
+    The reader may have called Python (hooks, rebuilders) for part of a row before it
+    hands the row over, and those calls charge the row's work meter and (for a tracked
+    reader) count typed values' hashes. It asks for :meth:`mark` before its first such
+    call and re-reads with :meth:`redo`, which puts both back first: the pure path charges
+    and counts each step of a row once, so the native path may not refuse a row it reads.
+    """
+
+    __slots__ = ("decode", "_local")
+
+    def __init__(self, engine: Any, local: Any) -> None:
+        self.decode = engine.decode
+        self._local = local  # the decoder's thread-local of a tracked reader, else None
+
+    @staticmethod
+    def mark() -> int | None:
+        meter = budget.current()
+        return None if meter is None else meter.left
+
+    def redo(self, data: bytes, left: int | None) -> Any:
+        meter = budget.current()
+        if meter is not None and left is not None:
+            meter.left = left
+        if self._local is not None:
+            self._local.hashes = {}  # what the decoder set up for this row before calling the reader
+        return self.decode(data)
+
+
+def _make_reader(
+    decoder: Any, levels: list[Any], safe_recursion_limit: int, fallback: _Fallback, *tracking: Any
+) -> Any:
     assert _reader is not None
     hooks = tuple(level.ext_hook for level in levels)
     reader: Any = None
@@ -107,7 +141,7 @@ def _make_reader(decoder: Any, levels: list[Any], safe_recursion_limit: int, *tr
     def learn(code: int, head: bytes, view: memoryview | None) -> None:
         _learn(decoder, reader, code, head, view)
 
-    reader = _reader.Reader(levels[0], hooks, learn, decoder._construct, SerdeError, safe_recursion_limit, *tracking)
+    reader = _reader.Reader(fallback, hooks, learn, decoder._construct, SerdeError, safe_recursion_limit, *tracking)
     return reader
 
 

@@ -8,6 +8,7 @@ regression would hang, and pytest-timeout would report it.
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 import textwrap
@@ -736,3 +737,143 @@ def test_an_unvalidated_model_is_reported_to_langgraphs_serde_listeners_once():
     finally:
         unregister()
     assert seen == [{"kind": "msgpack_model_unvalidated", "module": "tests.support.budget_attacks", "name": "Approval"}]
+
+
+# --- floods the byte-level prefilter once let through ------------------------------
+
+
+def _envelope(module: str, name: str) -> bytes:
+    """The head of an ext 0 envelope ``[module, name, <value that follows>]``."""
+    return b"\x93" + attack.pack(module) + attack.pack(name)
+
+
+def _engine_calls(monkeypatch) -> list[int]:
+    """Record every row the msgpack engine is asked to decode (it would build the flood);
+    past the prescan, a row larger than the small-row path takes goes through
+    ``Decoder._decode``."""
+    from serde_kit import decoder as decoder_module
+
+    calls: list[int] = []
+    real = decoder_module.Decoder._decode
+
+    def counted(self, data, untracked):
+        calls.append(len(data))
+        return real(self, data, untracked)
+
+    monkeypatch.setattr(decoder_module.Decoder, "_decode", counted)
+    return calls
+
+
+def test_colliding_keys_led_by_an_empty_string_really_collide_and_hide_from_byte_counts():
+    keys = attack.colliding_keys_after(("",), 300)
+    assert len(set(keys)) == 300 and len({hash(key) for key in keys}) == 1
+    data = attack.flood_keys_led_by_empty_text(300)
+    # No array header is followed by a number: every key starts with 0xa0 (the empty string).
+    assert all(data[i + 1] == 0xA0 for i in range(len(data) - 1) if 0x90 <= data[i] <= 0x9F)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: attack.flood_keys_led_by_empty_text(20_000),
+        lambda: attack.flood_map_declaring_more_than_it_holds(20_000),
+        # nested in a list, behind text holding stray map16 bytes
+        lambda: b"\x82" + attack.pack("text") + attack.pack("x\u07de" * 5_000) + attack.pack("rows") + b"\x91"
+        + attack.flood_keys_led_by_empty_text(20_000),
+        # inside a typed value's payload (an OrderedDict built from the map)
+        lambda: _ext32(0, _envelope("collections", "OrderedDict") + attack.flood_keys_led_by_empty_text(20_000)),
+    ],
+    ids=["empty-string-first", "count-beyond-the-row", "nested-after-text", "in-an-ext"],
+)
+def test_floods_hidden_from_the_prefilter_are_refused_before_the_engine_builds_them(build, monkeypatch):
+    data = build()
+    calls = _engine_calls(monkeypatch)
+    with pytest.raises((LimitExceededError, MalformedDataError)) as info:
+        SERDE.loads_typed(("msgpack", data))
+    # Refused by the prescan, before the engine built a single dict of them.
+    assert calls == []
+    if isinstance(info.value, LimitExceededError):
+        assert info.value.limit == "max_hash_collisions"
+    else:
+        assert "truncated" in str(info.value)
+
+
+def test_a_frozenset_of_keys_led_by_an_empty_string_is_refused():
+    keys = attack.colliding_keys_after(("",), 2_000)
+    refused(attack.row(0, ["builtins", "frozenset", [list(key) for key in keys]]), "max_hash_collisions")
+
+
+def test_honest_maps_with_empty_string_led_tuple_keys_still_read():
+    honest = {("", i, i * 3): i for i in range(3_000)}
+    assert SERDE.loads(attack.pack(honest)) == honest
+    assert SERDE.loads(SERDE.dumps(honest)) == honest
+
+
+# --- maps smaller than 2,000 entries (the open attack of issue 19) ------------------
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: attack.small_flood_map(1999),
+        lambda: attack.small_flood_map(1999, ("",)),
+        lambda: b"\x92" + attack.pack("padding" * 1000) + attack.small_flood_map(300),
+        # nested: in a list, in a map's value, behind text holding stray map16 bytes
+        lambda: b"\x92" + attack.pack("x\u07de" * 3_000) + b"\x81" + attack.pack("rows") + attack.small_flood_map(500),
+        # in a typed value's payload (a tuple holding the map)
+        lambda: _ext32(0, _envelope("builtins", "tuple") + b"\x91" + attack.small_flood_map(500)),
+        # keys in many small maps of one row
+        lambda: attack.many_small_flood_maps(40, 300),
+        lambda: attack.many_small_flood_maps(200, 65),
+    ],
+    ids=["1999-keys", "1999-keys-empty-string-first", "300-keys", "nested-after-text", "in-an-ext", "40-maps-of-300",
+         "200-maps-of-65"],
+)
+def test_maps_of_fewer_than_2000_colliding_keys_are_refused_before_the_engine_builds_them(build, monkeypatch):
+    data = build()
+    calls = _engine_calls(monkeypatch)
+    refused(data, "max_hash_collisions")
+    assert calls == []
+
+
+def test_a_small_map_of_colliding_typed_keys_is_refused():
+    refused(attack.small_flood_uuid_keys(200), "max_hash_collisions")
+
+
+def test_sets_and_frozensets_of_few_colliding_keys_are_refused():
+    keys = [list(key) for key in attack.colliding_keys_after(("",), 300)]
+    for name in ("set", "frozenset"):
+        refused(attack.row(0, ["builtins", name, keys]), "max_hash_collisions")
+
+
+def test_what_is_not_checked_is_bounded_by_counting_work():
+    from serde_kit import _prescan
+
+    limits = Limits()
+    # Maps of max_hash_collisions (64) colliding keys are allowed, however many: none
+    # has a header that could hold more, so nothing needs checking.
+    data = attack.many_small_flood_maps(5, 64)
+    assert _prescan.first_big_map(data, _prescan.flood_entries(limits)) == -1
+    assert len(SERDE.loads(data)) == 5
+    # A row under SMALL_ROW is not prescanned: the most keys of one hash it can hold
+    # (every tuple of k elements each 0 or "", all hashing like (0,) * k) cost pairs
+    # of keys compared within the meter's floor.
+    k = 7
+    keys = list(itertools.product((0, ""), repeat=k))
+    assert len({hash(key) for key in keys}) == 1
+    small = attack.map_of(keys)
+    assert len(small) < _prescan.SMALL_ROW < len(attack.map_of(list(itertools.product((0, ""), repeat=k + 1))))
+    pairs = len(keys) * (len(keys) - 1) // 2
+    assert pairs * (_prescan.FLOOD_UNITS_PER_PAIR + k * _prescan.FLOOD_UNITS_PER_ELEMENT) <= limits.min_work
+    assert SERDE.loads(small) == dict.fromkeys(keys, 0)
+    # The estimate grows with the square of the keys: 2,000 of them are far over it.
+    assert _prescan.flood_work(2000, 0, 30_000) > 10 * limits.min_work
+
+
+def test_honest_maps_of_tuple_keys_below_2000_entries_still_read():
+    for count in (65, 300, 1999):
+        honest = {(i, i * 7): str(i) for i in range(count)}
+        assert SERDE.loads(attack.pack(honest)) == honest
+        assert SERDE.loads(SERDE.dumps(honest)) == honest
+    honest_uuids = {uuid.UUID(int=i): i for i in range(300)}
+    assert SERDE.loads(SERDE.dumps(honest_uuids)) == honest_uuids

@@ -172,3 +172,41 @@ def test_lenient_decoding_of_many_distinct_blocked_names_does_not_grow_memory() 
         finally:
             tracemalloc.stop()
     assert after - before < 500_000, f"{(after - before) / 1e6:.1f} MB retained after 5000 distinct blocked names"
+
+
+# fuzz_native/fallback-charges-the-row-twice (fuzz_native, 161 bytes, 444,491 executions
+# into the first 10^6 campaign on the compiled reader): a lenient row whose Python hooks
+# compiled a costly regex before the reader met bytes it hands back (here: truncation).
+# The whole row then went to the pure path's engine on the same work meter, which charged
+# the regex again: LimitExceededError where the pure path says MalformedDataError. Worse,
+# a valid row is refused: two broad character classes (about 2.2M work units each of a
+# small row's 5M) followed by a map with an array key (which the reader hands back) read
+# on the pure path and were refused on the native one. The reader now marks the meter
+# before its first call into Python and its fallback rewinds to the mark (and, for a row
+# that may hold a big map, clears the typed values' hash counts) before re-reading.
+def _broad_regex_rows() -> dict[str, bytes]:
+    import re
+
+    import ormsgpack
+
+    broad = Serializer().dumps(re.compile("[\x00-\U0010ffff]"))
+    array_key_map = b"\x81\x91\x01\x01"  # {(1,): 1}
+    keys = [ormsgpack.packb(f"k{i}") + b"\x00" for i in range(297)]
+    pad = ormsgpack.packb("pad") + ormsgpack.packb("x" * 5000)
+    entries = [*keys, pad, b"\xa1a" + broad, b"\xa1b" + broad, b"\x91\x01\x01"]
+    return {
+        "list": b"\x93" + broad + broad + array_key_map,
+        # >= 6,000 bytes with a map of >= 256 entries: the hash-tracking reader reads it
+        "big-map": b"\xde" + len(entries).to_bytes(2, "big") + b"".join(entries),
+    }
+
+
+@pytest.mark.parametrize("shape", ["list", "big-map"])
+def test_the_native_fallback_charges_a_row_once(shape: str) -> None:
+    from tests.native.conftest import assert_same_deep, make_pair
+
+    fast, pure = make_pair()
+    row = _broad_regex_rows()[shape]
+    expected = pure.loads(row)
+    for _ in ("cold", "warm"):  # before and after the reader learned the regex's head
+        assert_same_deep(expected, fast.loads(row))

@@ -3,7 +3,9 @@
 The cost harness runs here with FUZZ_COST_REPORT_ONLY=1: its ratio is measured CPU time,
 which a shared machine moves, so the smoke reports it and the campaign enforces it.
 
-The long campaigns are ``fuzz/run.sh SECONDS`` (see fuzz/README.md).
+The native differential harness (``fuzz_native``) runs when the compiled reader is built
+(and must, under SERDE_KIT_REQUIRE_NATIVE=1); under SERDE_KIT_NATIVE=1 the others read with
+the compiled reader too. The long campaigns are ``fuzz/run.sh SECONDS`` (see fuzz/README.md).
 """
 
 from __future__ import annotations
@@ -19,17 +21,26 @@ import pytest
 from tests.support.strategies import AVOID
 
 REPO = Path(__file__).resolve().parent.parent
-HARNESSES = ["fuzz_decode", "fuzz_resources", "fuzz_cost", "fuzz_roundtrip", "fuzz_encrypted"]
+HARNESSES = ["fuzz_decode", "fuzz_resources", "fuzz_cost", "fuzz_roundtrip", "fuzz_encrypted", "fuzz_native"]
 SECONDS = 5
+#: Harnesses that read fuzz_decode's input format take its seeds and dictionary when they have none.
+DECODE_LIKE = {"fuzz_resources", "fuzz_cost", "fuzz_native"}
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_harness_runs_without_findings(harness: str, tmp_path: Path) -> None:
+    if harness == "fuzz_native":
+        from tests.native.conftest import require_reader
+
+        require_reader()
     artifacts = tmp_path / "artifacts"
     artifacts.mkdir()
     scratch = tmp_path / "corpus"
     scratch.mkdir()
-    dictionary = REPO / "fuzz" / f"{harness.replace('resources', 'decode')}.dict"
+    dictionary = REPO / "fuzz" / f"{'fuzz_decode' if harness in DECODE_LIKE else harness}.dict"
+    seeds = [REPO / "fuzz" / "corpus" / harness]
+    if harness == "fuzz_native":
+        seeds.append(REPO / "fuzz" / "corpus" / "fuzz_decode")
     proc = subprocess.run(
         [
             sys.executable,
@@ -40,7 +51,7 @@ def test_harness_runs_without_findings(harness: str, tmp_path: Path) -> None:
             "-rss_limit_mb=2048",
             f"-artifact_prefix={artifacts}/",
             str(scratch),
-            str(REPO / "fuzz" / "corpus" / harness),
+            *map(str, seeds),
         ],
         capture_output=True,
         text=True,
@@ -54,3 +65,20 @@ def test_harness_runs_without_findings(harness: str, tmp_path: Path) -> None:
     assert proc.returncode == 0 and not findings, f"{harness} found {findings}:\n{log[-4000:]}"
     done = re.search(r"Done (\d+) runs", log)
     assert done and int(done.group(1)) > 0, f"{harness} executed nothing:\n{log[-2000:]}"
+
+
+def test_a_native_campaign_refuses_to_run_on_the_pure_path(tmp_path: Path) -> None:
+    """SERDE_KIT_NATIVE=1 asks for the compiled reader; when the pure path would read instead
+    (here SERDE_KIT_PURE_PYTHON=1 wins), the harness stops before fuzzing anything."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "fuzz" / "fuzz_decode.py"), "-runs=1", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "SERDE_KIT_NATIVE": "1", "SERDE_KIT_PURE_PYTHON": "1"},
+    )
+    log = proc.stderr + proc.stdout
+    assert proc.returncode != 0, log[-2000:]
+    assert "SERDE_KIT_NATIVE=1 but the strict serializer reads with Decoder, not the Reader" in log, log[-2000:]
+    assert "Done" not in log, log[-2000:]

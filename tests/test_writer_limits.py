@@ -120,6 +120,7 @@ FAMILIES = [
     pytest.param("max_array_elements", 11, np.zeros(11), id="array"),
     pytest.param("max_array_elements", 10_000, np.zeros(10_000), id="array-single-copy-path"),
     pytest.param("max_array_elements", 6, {"a": (np.ones((2, 3)),)}, id="array-nested"),
+    pytest.param("max_array_elements", 2, np.zeros((2, 0)), id="empty-array-counted-as-its-reader-does"),
     pytest.param("max_partial_json", 60, _chunk(['{"k": 1}', _INCOMPLETE]), id="partial-json"),
 ]
 

@@ -18,6 +18,7 @@ from math import prod
 from typing import Any, cast
 
 import msgspec
+import ormsgpack
 from ormsgpack import Ext
 
 from ..allowlist import NUMPY_SCALARS
@@ -26,6 +27,8 @@ from serde_kit._text import install_hint
 from ..limits import DEFAULT_LIMITS, Limits
 from . import codes
 from .codes import EncodeFn, RebuildFn
+
+_PACK = ormsgpack.packb
 
 
 def dtype_spec(dtype: Any) -> str | dict[str, Any]:
@@ -53,25 +56,46 @@ def dtype_spec(dtype: Any) -> str | dict[str, Any]:
     return cast(str, dtype.str)
 
 
+#: ``dtype_spec`` by dtype object (numpy shares one object per builtin dtype; bounded).
+_SPECS: dict[int, tuple[Any, str | dict[str, Any]]] = {}
+_MAX_CACHED_SPECS = 256
+#: Up to this size a contiguous buffer is copied out (one call) rather than exposed
+#: through views of the array (several objects, cheaper only for larger buffers).
+_COPY_BELOW_BYTES = 8 * 1024
+
+
 def encode_array(obj: Any, call: Any) -> Ext:
     if type(obj) is not sys.modules["numpy"].ndarray:
         raise EncodeError(
             f"numpy array subclass {type(obj).__qualname__} cannot be stored faithfully; "
             "store numpy.asarray(value)"
         )
-    if obj.size > call.limits.max_array_elements:  # the reader's bound, before any copy
-        element_count(list(obj.shape), call.limits)
-    spec = dtype_spec(obj.dtype)
+    if not 0 < obj.size <= call.limits.max_array_elements:  # the reader's bound, before any copy
+        element_count(list(obj.shape), call.limits)  # (it counts dimension by dimension: (1, 0) is 1 first)
+    dtype = obj.dtype
+    cached = _SPECS.get(id(dtype))
+    if cached is not None and cached[0] is dtype:
+        spec = cached[1]
+    else:
+        spec = dtype_spec(dtype)
+        if len(_SPECS) < _MAX_CACHED_SPECS:
+            _SPECS[id(dtype)] = (dtype, spec)  # holds the dtype: its id stays its own
     buf: bytes | memoryview
-    if obj.dtype.itemsize == 0 or obj.size == 0:
+    nbytes = obj.nbytes
+    if nbytes == 0:  # no elements, or elements of no bytes
         order, buf = "C", b""
     elif obj.flags.c_contiguous:
-        order, buf = "C", memoryview(obj.reshape(-1).view("u1"))
+        order, buf = "C", obj.tobytes() if nbytes < _COPY_BELOW_BYTES else memoryview(obj.reshape(-1).view("u1"))
     elif obj.flags.f_contiguous:
-        order, buf = "F", memoryview(obj.T.reshape(-1).view("u1"))
+        order, buf = "F", obj.tobytes("A") if nbytes < _COPY_BELOW_BYTES else memoryview(obj.T.reshape(-1).view("u1"))
     else:
         order, buf = "C", obj.tobytes()
-    return Ext(codes.NUMPY_ARRAY, call.pack([spec, list(obj.shape), order, buf]))
+    payload = [spec, list(obj.shape), order, buf]
+    try:
+        # Text, numbers and the buffer: no typed value below, so no nested encoder.
+        return Ext(codes.NUMPY_ARRAY, _PACK(payload, option=codes.PACK_OPTIONS))
+    except TypeError:
+        return Ext(codes.NUMPY_ARRAY, call.pack(payload))
 
 
 def _scalar(obj: Any, call: Any) -> Ext:
@@ -185,6 +209,8 @@ def scalar_rebuilders() -> dict[tuple[int, str, str], RebuildFn]:
 
 #: Arrays at least this large are written with a single copy (:func:`dumps_large`).
 FAST_PATH_MIN_BYTES = 64 * 1024
+#: Maps and arrays in a row :func:`dumps_large` writes: the envelope and the shape.
+LARGE_ROW_CONTAINERS = 2
 
 
 def _bin_header(length: int) -> bytes:
@@ -201,7 +227,7 @@ def dumps_large(obj: Any, pack: Any, limits: Limits = DEFAULT_LIMITS) -> bytes |
     np = sys.modules.get("numpy")
     if np is None or type(obj) is not np.ndarray or obj.nbytes < FAST_PATH_MIN_BYTES:
         return None
-    if obj.size > limits.max_array_elements:  # the reader's bound, before any copy
+    if not 0 < obj.size <= limits.max_array_elements:  # the reader's bound, as in encode_array
         element_count(list(obj.shape), limits)
     if obj.dtype.fields is not None or obj.dtype.hasobject or obj.dtype.subdtype is not None:
         return None

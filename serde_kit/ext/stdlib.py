@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Any, cast
 
+import msgspec
 import ormsgpack
 from ormsgpack import Ext
 
@@ -111,9 +112,30 @@ def _head(module: str, name: str, method: str | None = None) -> tuple[bytes, byt
 _TUPLE_HEAD = _head("builtins", "tuple")[0]
 _PACK = ormsgpack.packb
 _OPTIONS = codes.PACK_OPTIONS
+#: msgspec's encoder, for payloads made only of str, int, float, bool, None, bytes and
+#: lists or tuples of them: the bytes ormsgpack writes for those (tests pin it), at a
+#: fraction of its fixed cost per call. Never for a value that may hold anything else:
+#: msgspec writes tuples, sets, datetimes, UUIDs, enums ... natively, not as exts.
+#: It raises OverflowError beyond 64 bits and UnicodeEncodeError on lone surrogates,
+#: where the callers take the general path (which writes or refuses those).
+_PACK_PLAIN = msgspec.msgpack.Encoder().encode
+_PLAIN_FAILURES = (OverflowError, UnicodeEncodeError)
+_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
+#: Tuples and sets up to this size have their items' types checked for the plain
+#: encoder; a check per item costs more than ormsgpack's fixed cost beyond it.
+_CHECKED_ITEMS = 8
 
 
 def _tuple(obj: tuple[Any, ...], call: Any) -> Ext:
+    if len(obj) <= _CHECKED_ITEMS:
+        for item in obj:  # inline: a call per tuple would cost what the plain encoder saves
+            if type(item) not in _SCALARS:
+                break
+        else:
+            try:
+                return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _TUPLE_HEAD + _PACK_PLAIN(obj))
+            except _PLAIN_FAILURES:
+                pass
     try:
         return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _TUPLE_HEAD + ormsgpack.packb(list(obj), option=codes.PACK_OPTIONS))
     except TypeError:
@@ -124,6 +146,15 @@ _SET_HEADS = {cls: _head("builtins", cls.__name__)[0] for cls in (set, frozenset
 
 
 def _set(obj: set[Any] | frozenset[Any], call: Any) -> Ext:
+    if len(obj) <= _CHECKED_ITEMS:
+        for item in obj:
+            if type(item) not in _SCALARS:
+                break
+        else:
+            try:  # in iteration order, as list(obj)
+                return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _SET_HEADS[type(obj)] + _PACK_PLAIN(obj))
+            except _PLAIN_FAILURES:
+                pass
     try:
         return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _SET_HEADS[type(obj)] + _PACK(list(obj), option=_OPTIONS))
     except TypeError:
@@ -177,14 +208,14 @@ def _decimal(obj: decimal.Decimal, call: Any) -> Ext:
     if len(text) > limits.max_text_length or not -digits <= obj.adjusted() <= digits:
         check_text(text, "Decimal text", limits)
         check_decimal_exponent(obj, decimal_max_exponent(limits), limits)
-    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _DECIMAL_HEAD + _PACK(text))
+    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _DECIMAL_HEAD + _PACK_PLAIN(text))
 
 
 def _uuid(obj: uuid.UUID, call: Any) -> Ext:
-    text = obj.hex
     if call.limits.max_text_length < 32:  # the reader's check only when it may refuse (hex is 32 long)
-        check_text(text, "UUID hex", call.limits)
-    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _UUID_HEAD + _PACK(text))
+        check_text(obj.hex, "UUID hex", call.limits)
+    # UUID.hex ("%032x" % int) in two C calls: the same 32 lowercase digits.
+    return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _UUID_HEAD + _PACK_PLAIN(obj.int.to_bytes(16, "big").hex()))
 
 
 ENCODERS.update(
@@ -296,12 +327,24 @@ def _iso_is_exact(tz: Any, fold: int) -> bool:
 
 _DATETIME_ISO_HEAD, _ISO_TAIL = _head("datetime", "datetime", "fromisoformat")
 _DATE_HEAD = _head("datetime", "date")[0]
+_DATETIME_POS_HEAD = _head("datetime", "datetime")[0]
+_PlainExt = msgspec.msgpack.Ext
 _TIMEDELTA_HEAD = _head("datetime", "timedelta")[0]
+
+
+#: Longest isoformat() of a naive or UTC datetime ("2024-01-02T03:04:05.000006+00:00").
+_MAX_UTC_ISO = 32
 
 
 def _datetime(obj: datetime, call: Any) -> Ext:
     tz = obj.tzinfo
-    if (tz is None or tz is timezone.utc) and not obj.fold or _iso_is_exact(tz, obj.fold):
+    if (tz is None or tz is timezone.utc) and not obj.fold:
+        if call.limits.max_text_length < _MAX_UTC_ISO:  # the reader's check only when it may refuse
+            check_text(obj.isoformat(), "ISO text", call.limits)
+        # ormsgpack's own RFC 3339 text is isoformat()'s for naive and UTC datetimes
+        # (tests pin it), written in one call, at several times isoformat()'s speed.
+        return Ext(codes.METHOD_SINGLE_ARG, _DATETIME_ISO_HEAD + _PACK(obj) + _ISO_TAIL)
+    if _iso_is_exact(tz, obj.fold):
         text = obj.isoformat()
         if len(text) > call.limits.max_text_length:
             check_text(text, "ISO text", call.limits)
@@ -309,6 +352,15 @@ def _datetime(obj: datetime, call: Any) -> Ext:
     if not obj.fold:
         # Positional form (tzinfo is datetime's eighth positional argument): the stock
         # reader builds it too, and reading it takes no keyword names.
+        if type(tz) is zoneinfo.ZoneInfo and call.depth + 1 < call.max_depth:
+            # The zone's ext written in place, one level down, as call.pack would write it.
+            zone = _zone_payload(tz, call.limits)
+            if zone is not None:
+                fields = (obj.year, obj.month, obj.day, obj.hour, obj.minute, obj.second, obj.microsecond)
+                return Ext(
+                    codes.CONSTRUCTOR_POS_ARGS,
+                    _DATETIME_POS_HEAD + _PACK_PLAIN((*fields, _PlainExt(codes.CONSTRUCTOR_SINGLE_ARG, zone))),
+                )
         return _ext(
             call,
             codes.CONSTRUCTOR_POS_ARGS,
@@ -338,7 +390,7 @@ def _datetime(obj: datetime, call: Any) -> Ext:
 
 
 def _date(obj: date, call: Any) -> Ext:
-    return Ext(codes.CONSTRUCTOR_POS_ARGS, _DATE_HEAD + _PACK([obj.year, obj.month, obj.day]))
+    return Ext(codes.CONSTRUCTOR_POS_ARGS, _DATE_HEAD + _PACK_PLAIN((obj.year, obj.month, obj.day)))
 
 
 def _time(obj: time, call: Any) -> Ext:
@@ -359,7 +411,7 @@ def _time(obj: time, call: Any) -> Ext:
 
 
 def _timedelta(obj: timedelta, call: Any) -> Ext:
-    return Ext(codes.CONSTRUCTOR_POS_ARGS, _TIMEDELTA_HEAD + _PACK([obj.days, obj.seconds, obj.microseconds]))
+    return Ext(codes.CONSTRUCTOR_POS_ARGS, _TIMEDELTA_HEAD + _PACK_PLAIN((obj.days, obj.seconds, obj.microseconds)))
 
 
 def _timezone(obj: timezone, call: Any) -> Ext:
@@ -367,9 +419,37 @@ def _timezone(obj: timezone, call: Any) -> Ext:
 
 
 def _zoneinfo(obj: zoneinfo.ZoneInfo, call: Any) -> Ext:
+    payload = _zone_payload(obj, call.limits)
+    if payload is not None:
+        return Ext(codes.CONSTRUCTOR_SINGLE_ARG, payload)
     if obj.key is None:
         raise EncodeError("a ZoneInfo built from a file has no key to store; use ZoneInfo(key)")
-    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo", check_text(obj.key, "zone key", call.limits))
+    return _ext(call, codes.CONSTRUCTOR_SINGLE_ARG, "zoneinfo", "ZoneInfo", obj.key)
+
+
+_ZONE_HEAD = _head("zoneinfo", "ZoneInfo")[0]
+#: The ext 0 payload of a ZoneInfo, per instance (bounded: zoneinfo caches one per key).
+_ZONE_PAYLOADS: dict[zoneinfo.ZoneInfo, bytes] = {}
+_MAX_CACHED_ZONES = 256
+
+
+def _zone_payload(zone: zoneinfo.ZoneInfo, limits: Limits) -> bytes | None:
+    """``["zoneinfo", "ZoneInfo", key]`` packed, or None when the general path must say why not.
+    Raises :class:`LimitExceededError` for a key its reader (``limits``) refuses."""
+    key = zone.key
+    if type(key) is str and len(key) > limits.max_text_length:
+        check_text(key, "zone key", limits)  # the reader's check, cached payload or not
+    payload = _ZONE_PAYLOADS.get(zone)
+    if payload is None:
+        if type(key) is not str:
+            return None
+        try:
+            payload = _ZONE_HEAD + _PACK_PLAIN(key)
+        except _PLAIN_FAILURES:
+            return None
+        if len(_ZONE_PAYLOADS) < _MAX_CACHED_ZONES:
+            _ZONE_PAYLOADS[zone] = payload
+    return payload
 
 
 ENCODERS.update(
@@ -504,7 +584,11 @@ def _ip(obj: Any, call: Any) -> Ext:
 
 def _path(obj: pathlib.PurePath, call: Any) -> Ext:
     cls = type(obj)
-    return _ext(call, codes.CONSTRUCTOR_POS_ARGS, cls.__module__, cls.__name__, list(obj.parts))
+    try:
+        # Parts are str (lone surrogates from undecodable file names go the general way).
+        return Ext(codes.CONSTRUCTOR_POS_ARGS, _PACK_PLAIN((cls.__module__, cls.__name__, obj.parts)))
+    except _PLAIN_FAILURES:
+        return _ext(call, codes.CONSTRUCTOR_POS_ARGS, cls.__module__, cls.__name__, list(obj.parts))
 
 
 def _pattern(obj: re.Pattern[Any], call: Any) -> Ext:

@@ -48,18 +48,48 @@ def _namedtuple(cls: type) -> EncodeFn:
 
 def _dataclass(cls: type) -> EncodeFn:
     module, name = importable_key(cls)
-    names = [field.name for field in dataclasses.fields(cls)]
+    names = tuple(field.name for field in dataclasses.fields(cls))
     missing = object()
 
-    def encode(obj: Any, call: Any) -> Ext:
+    def fields_of(obj: Any) -> dict[str, Any]:
         values = {}
         for field_name in names:
             value = getattr(obj, field_name, missing)
             if value is not missing:
                 values[field_name] = value
+        return values
+
+    if not _fields_read_from_dict(cls, names):
+        return lambda obj, call: Ext(codes.CONSTRUCTOR_KW_ARGS, call.pack([module, name, fields_of(obj)]))
+
+    def encode(obj: Any, call: Any) -> Ext:
+        values = obj.__dict__
+        if tuple(values) != names:  # a field unset or deleted, or another attribute set
+            values = fields_of(obj)
         return Ext(codes.CONSTRUCTOR_KW_ARGS, call.pack([module, name, values]))
 
     return encode
+
+
+def _fields_read_from_dict(cls: type, names: tuple[str, ...]) -> bool:
+    """Whether ``getattr(obj, field)`` of a ``cls`` instance is ``obj.__dict__[field]`` when
+    the field is there: plain attribute lookup, no data descriptor (property, slot) on a field.
+
+    Then an instance dict holding exactly the fields, in field order, is the dict the
+    writer stores, and it is stored as it is instead of read field by field."""
+    if cast(Any, cls).__getattribute__ is not object.__getattribute__ or "__dict__" not in dir(cls):
+        return False
+    for field_name in names:
+        for klass in cls.__mro__:
+            attribute = klass.__dict__.get(field_name, missing_attribute)
+            if attribute is not missing_attribute:
+                if hasattr(type(attribute), "__set__") or hasattr(type(attribute), "__delete__"):
+                    return False
+                break
+    return True
+
+
+missing_attribute = object()
 
 
 def resolve(cls: type) -> EncodeFn | None:

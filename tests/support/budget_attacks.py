@@ -338,3 +338,63 @@ def deep_with_long_key_bait(depth: int = 1000) -> bytes:
     big_map = b"\xde" + (70).to_bytes(2, "big") + b"".join(pack(f"k{i}") + b"\x00" for i in range(70))
     arrays = b"\xdc" + (70).to_bytes(2, "big") + b"\xdc\x00\x00" * 70
     return b"\x94" + big_map + b"\x91" * depth + b"\x01" + arrays + pack("x" * 6000)
+
+
+# --- floods the byte-level prefilter once let through ---------------------------
+
+#: Bytes the prescan's C-speed prefilter looks for (timestamps, map and array headers):
+#: an attacker keeps them out of the numbers so that only the map's own header is left.
+_PREFILTER_BYTES = set(range(0x90, 0xA0)) | {0xDC, 0xDD, 0xDE, 0xDF, 0xFF}
+
+
+def colliding_keys_after(prefix: tuple, count: int) -> list[tuple]:
+    """``count`` distinct keys ``prefix + (a, b)`` sharing one hash, whose numbers hold no
+    byte of _PREFILTER_BYTES. ``prefix`` holds values whose hash is not keyed per
+    process: ``""`` and ``b""`` hash to 0, like the int 0."""
+    lanes = tuple(hash(item) for item in prefix)
+    keys = []
+    for a, b in colliding_int_pairs(12 * count, lanes):
+        if not _PREFILTER_BYTES & set(pack([a, b])[1:]):
+            keys.append((*prefix, a, b))
+            if len(keys) == count:
+                return keys
+    raise AssertionError("not enough clean pairs")
+
+
+def flood_keys_led_by_empty_text(count: int = 20_000) -> bytes:
+    """A map of ``count`` keys ``("", a, b)`` sharing one hash: no key starts with a
+    number, so a prefilter counting array headers followed by a number misses it."""
+    entries = b"".join(pack(list(key)) + pack(0) for key in colliding_keys_after(("",), count))
+    return b"\xdf" + count.to_bytes(4, "big") + entries
+
+
+def flood_map_declaring_more_than_it_holds(count: int = 20_000) -> bytes:
+    """A map32 header declaring far more entries than the row holds, then ``count``
+    colliding entries: the engine builds them all before it finds the row truncated."""
+    entries = b"".join(pack(list(key)) + pack(0) for key in colliding_keys_after((), count))
+    return b"\xdf" + (10**9).to_bytes(4, "big") + entries
+
+
+def map_of(keys: list, header: bytes | None = None) -> bytes:
+    """A map (map16 header) of ``keys``, each with the value 0, written entry by entry."""
+    return b"\xde" + len(keys).to_bytes(2, "big") + b"".join(pack(list(key)) + pack(0) for key in keys)
+
+
+def small_flood_map(count: int = 1999, prefix: tuple = ()) -> bytes:
+    """A map of ``count`` short colliding keys (fewer than the 2,000 entries the prefilter
+    once required): ~0.1 s for a 30 KB row, quadratic in ``count``."""
+    return map_of(colliding_keys_after(prefix, count))
+
+
+def many_small_flood_maps(maps: int = 40, count: int = 300) -> bytes:
+    """An array of ``maps`` maps of ``count`` colliding keys each (the same keys in each:
+    every map is its own dict, so each costs its own quadratic build)."""
+    one = small_flood_map(count)
+    return b"\xdc" + maps.to_bytes(2, "big") + one * maps
+
+
+def small_flood_uuid_keys(count: int = 200) -> bytes:
+    """A map of ``count`` UUID keys sharing one hash (each compared in Python)."""
+    prime = (1 << 61) - 1
+    keys = [pack(ext(0, ["uuid", "UUID", uuid.UUID(int=k * prime + 7).hex])) for k in range(1, count + 1)]
+    return b"\xde" + count.to_bytes(2, "big") + b"".join(key + b"\x00" for key in keys)
