@@ -100,6 +100,7 @@ def test_writer_refuses_or_writes_what_its_reader_reads_under_value_limits(value
     _writes_what_it_reads(value, limits, VALUE_NAMES)
 
 
+_PARIS = zoneinfo.ZoneInfo("Europe/Paris")
 _BIG = 2**100  # 26 hex digits: 31 decimal digits by the reader's count
 _INCOMPLETE = '{"a": "' + "x" * 53  # 60 characters of JSON cut short
 
@@ -112,7 +113,7 @@ FAMILIES = [
     pytest.param("max_text_length", 6, decimal.Decimal("1.2345"), id="decimal-text"),
     pytest.param("max_text_length", 19, datetime.datetime(2020, 1, 2, 3, 4, 5), id="iso-datetime"),
     pytest.param("max_text_length", 12, zoneinfo.ZoneInfo("Europe/Paris"), id="zone"),
-    pytest.param("max_text_length", 12, datetime.datetime(2020, 1, 2, tzinfo=zoneinfo.ZoneInfo("Europe/Paris")), id="zone-in-datetime"),
+    pytest.param("max_text_length", 12, datetime.datetime(2020, 1, 2, tzinfo=_PARIS), id="zone-in-datetime"),
     pytest.param("max_text_length", 32, uuid.UUID(int=7), id="uuid"),
     pytest.param("max_text_length", 8, ipaddress.ip_address("10.0.0.1"), id="ip"),
     pytest.param("max_regex_length", 4, re.compile("abcd"), id="regex-length"),
@@ -145,6 +146,12 @@ def test_decimal_exponent_and_huge_int_are_refused_at_default_limits() -> None:
         with pytest.raises(EncodeError, match="max_number_digits=100000") as refused:
             DEFAULT.dumps_typed(value)
         assert refused.value.limit == "max_number_digits"
+    # Plain notation (no "E") past the default context's exponent: the text limit alone does not hold it.
+    wide = Serializer(limits=Limits(max_text_length=2_000_000, max_number_digits=3))
+    with pytest.raises(EncodeError, match="max_number_digits=3"):
+        wide.dumps_typed(decimal.Decimal("1" + "0" * 1_000_000))
+    widest = decimal.Decimal("1" + "0" * 999_999)
+    assert wide.loads_typed(wide.dumps_typed(widest)) == widest
 
 
 def test_regex_flags_bound_is_the_readers() -> None:

@@ -202,10 +202,11 @@ _UUID_HEAD = _head("uuid", "UUID")[0]
 def _decimal(obj: decimal.Decimal, call: Any) -> Ext:
     limits = call.limits
     text = str(obj)
-    # The reader's checks only when they may refuse: an exponent within
-    # max_number_digits is within decimal_max_exponent too.
-    digits = limits.max_number_digits
-    if len(text) > limits.max_text_length or not -digits <= obj.adjusted() <= digits:
+    # The reader's checks only when they may refuse: in plain notation (no "E")
+    # the exponent is at most the text's length, and an exponent within
+    # max_number_digits is within decimal_max_exponent.
+    size = len(text)
+    if size > limits.max_text_length or size > limits.max_number_digits or "E" in text:
         check_text(text, "Decimal text", limits)
         check_decimal_exponent(obj, decimal_max_exponent(limits), limits)
     return Ext(codes.CONSTRUCTOR_SINGLE_ARG, _DECIMAL_HEAD + _PACK_PLAIN(text))
