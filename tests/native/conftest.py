@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -107,3 +108,19 @@ def pair() -> tuple[Serializer, Serializer]:
     from tests.support.strategy_types import USER_TYPES
 
     return make_pair(allow=USER_TYPES)
+
+
+def python_calls(read: Any, row: bytes) -> list[str]:
+    """The names of the Python functions ``read(row)`` calls (a profile hook's 'call' events)."""
+    names: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        read(row)
+    finally:
+        sys.setprofile(None)
+    return names

@@ -8,7 +8,6 @@ is read by the pure path's own code, so values, flags and errors are the pure pa
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import ormsgpack
@@ -16,7 +15,7 @@ import pytest
 
 from serde_kit import Limits, native
 
-from .conftest import assert_same_outcome, make_pair
+from .conftest import assert_same_outcome, make_pair, python_calls
 
 np = pytest.importorskip("numpy")
 
@@ -130,29 +129,15 @@ def test_large_payloads_stay_on_the_python_fast_path():
         assert_same_outcome(fast, pure, ("msgpack", row), "large")
 
 
-def _python_calls(read: Any, row: bytes) -> list[str]:
-    names: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        read(row)
-    finally:
-        sys.setprofile(None)
-    return names
-
 
 def test_plain_arrays_are_built_without_the_python_reader():
     fast, pure = make_pair()
     arr = np.arange(64, dtype=np.float32).reshape(4, 16)
     for row in (pure.dumps(arr), pure.dumps({"x": [arr, arr]})):
         fast.loads(row)
-        calls = _python_calls(fast.loads, row)
+        calls = python_calls(fast.loads, row)
         assert not {"loads_plain", "_other_ext", "hook"} & set(calls), calls
-        assert "loads_plain" in _python_calls(pure.loads, row)
+        assert "loads_plain" in python_calls(pure.loads, row)
 
 
 def test_set_numpy_refuses_what_does_not_fit():

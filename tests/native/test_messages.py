@@ -8,7 +8,6 @@ to the pure path's rebuilder. Both paths must give the same class, ``__dict__``
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import ormsgpack
@@ -16,12 +15,12 @@ import pytest
 from hypothesis import given
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from tests.support import strategies as S
 from serde_kit import native
 from serde_kit.ext import langchain
 from tests.ext.test_ext_langchain import MESSAGES, ODD_SHAPES, USAGE
+from tests.support import strategies as S
 
-from .conftest import assert_same_outcome, make_pair, outcome
+from .conftest import assert_same_outcome, make_pair, outcome, python_calls
 
 
 def state(obj: Any) -> Any:
@@ -171,36 +170,21 @@ def _shared() -> tuple[Any, Any]:
     return _PAIR[0]
 
 
-def _python_calls(read: Any, row: bytes) -> list[str]:
-    """The names of the Python functions ``read(row)`` calls (a profile hook's 'call' events)."""
-    names: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        read(row)
-    finally:
-        sys.setprofile(None)
-    return names
-
 
 def test_messages_of_the_validated_shape_are_built_without_python(pair):
     fast, pure = pair
     row = pure.dumps([*MESSAGES[:4], *MESSAGES[5:]])  # MESSAGES[4] holds an extra usage key: Python decides
     fast.loads(row)  # learn the heads
-    calls = _python_calls(fast.loads, row)
+    calls = python_calls(fast.loads, row)
     assert not {"rebuild", "build", "hook", "tracked_hook"} & set(calls), calls
-    assert "build" in _python_calls(pure.loads, row)
+    assert "build" in python_calls(pure.loads, row)
 
 
 def test_other_shapes_go_to_the_python_rebuilder(pair):
     fast, pure = pair
     row = envelope(HumanMessage, {**_fields(MESSAGES[0]), "id": 7})[1]
     fast.loads(row)
-    calls = _python_calls(fast.loads, row)
+    calls = python_calls(fast.loads, row)
     assert "rebuild" in calls and "hook" not in calls  # from the table: no hook frame, the rebuilder decides
 
 
@@ -209,7 +193,7 @@ def test_validate_always_never_installs_state():
     for message in MESSAGES:
         row = pure.dumps(message)
         fast.loads(row)
-        assert "rebuild" in _python_calls(fast.loads, row)  # no fast builder: the verdict validates
+        assert "rebuild" in python_calls(fast.loads, row)  # no fast builder: the verdict validates
         assert_same_message(fast, pure, ("msgpack", row), type(message).__name__)
 
 

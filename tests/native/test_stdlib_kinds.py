@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import sys
 import zoneinfo
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 
 from serde_kit import Limits, native
 
-from .conftest import assert_same_outcome, make_pair
+from .conftest import assert_same_outcome, make_pair, python_calls
 
 TIGHT = Limits(max_text_length=20, max_hash_collisions=3)
 
@@ -131,20 +130,6 @@ def test_zones_read_alike(limits):
     assert value is zoneinfo.ZoneInfo("Europe/Paris")  # zoneinfo's own cache, as the pure path
 
 
-def _python_calls(read: Any, row: bytes) -> list[str]:
-    names: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        read(row)
-    finally:
-        sys.setprofile(None)
-    return names
-
 
 def test_the_common_shapes_are_built_without_python():
     fast, pure = make_pair()
@@ -159,9 +144,9 @@ def test_the_common_shapes_are_built_without_python():
     }
     row = pure.dumps(value)
     assert fast.loads(row) == value
-    calls = _python_calls(fast.loads, row)
+    calls = python_calls(fast.loads, row)
     assert not {"rebuild", "hook", "decimal_", "zone", "<lambda>", "items"} & set(calls), calls
-    assert {"rebuild", "hook"} <= set(_python_calls(pure.loads, row))
+    assert {"rebuild", "hook"} <= set(python_calls(pure.loads, row))
 
 
 def test_kinds_are_chosen_from_the_decoders_own_rebuilders():
