@@ -13,6 +13,7 @@ Both paths give identical values, types and errors (tests/native/).
 
 from __future__ import annotations
 
+import collections
 import datetime
 import decimal
 import importlib
@@ -27,7 +28,7 @@ import msgspec
 
 from . import budget
 from .errors import SerdeError
-from .ext import codes, langchain, numpy as numpy_ext
+from .ext import codes, langchain, numpy as numpy_ext, stdlib
 
 __all__ = ["ACTIVE", "AVAILABLE", "engine", "reason"]
 
@@ -188,6 +189,8 @@ def _kind(
         found = _C_KINDS.get((code, module, name))
         if found is not None and (found[0] != _reader.KIND_UUID or decoder.limits.max_text_length >= 32):
             return found
+        if code == codes.CONSTRUCTOR_POS_ARGS and module in ("pathlib", "pathlib._local"):
+            return _path_kind(verdict)
         return _limited_kind(decoder.limits, code, module, name, verdict)
     return _user_kind(verdict)
 
@@ -222,6 +225,16 @@ def _limited_kind(limits: Any, code: int, module: str, name: str, verdict: Any) 
         return _reader.KIND_SET, frozenset, limits.max_hash_collisions
     elif (module, name) == ("zoneinfo", "ZoneInfo"):
         return _reader.KIND_ZONE, zoneinfo.ZoneInfo, limits.max_text_length
+    return _reader.KIND_CALL, None, None
+
+
+def _path_kind(verdict: Any) -> tuple[int, Any, Any]:
+    """KIND_PATH for serde_kit.ext.stdlib's path rebuilder of a pathlib class: the C kind
+    calls the class itself with the stored parts, as that rebuilder does."""
+    assert _reader is not None
+    cls = _closure(verdict).get("cls")
+    if getattr(verdict, "__qualname__", "") == "_rebuild_path.<locals>.rebuild" and cls in stdlib.PATH_TYPES:
+        return _reader.KIND_PATH, cls, None
     return _reader.KIND_CALL, None, None
 
 
@@ -297,4 +310,6 @@ if _reader is not None:
             (datetime.timezone, zoneinfo.ZoneInfo),
         ),
         (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): (_reader.KIND_UUID, uuid.UUID, uuid.SafeUUID.unknown),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque"): (_reader.KIND_DEQUE, collections.deque, None),
+        (codes.CONSTRUCTOR_POS_ARGS, "collections", "deque"): (_reader.KIND_DEQUE, collections.deque, None),
     }
