@@ -35,6 +35,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <datetime.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -106,6 +107,7 @@ typedef struct {
     PyObject *param;
     Py_ssize_t limit; /* KIND_ISO, DECIMAL, SET, ZONE: see the kinds */
     PyObject *names;  /* KIND_MESSAGE: frozenset of its field names (each message's fields set is a copy) */
+    PyObject *checks; /* KIND_MESSAGE: bytes, the check of each field (param[1] as one byte each) */
 } Entry;
 
 typedef struct {
@@ -484,8 +486,8 @@ static int content_shape(PyObject *v) {
 }
 
 /* param = (names, checks, expected_type, allows_extra, ai or None); see register. */
-static int message_shape(PyObject *stored, PyObject *param) {
-    PyObject *names = PyTuple_GET_ITEM(param, 0), *checks = PyTuple_GET_ITEM(param, 1);
+static int message_shape(PyObject *stored, PyObject *param, const char *check_codes) {
+    PyObject *names = PyTuple_GET_ITEM(param, 0);
     PyObject *expected = PyTuple_GET_ITEM(param, 2), *ai = PyTuple_GET_ITEM(param, 4);
     if (!PyDict_CheckExact(stored) || PyDict_GET_SIZE(stored) != PyTuple_GET_SIZE(names)) return 0;
     Py_ssize_t pos = 0, i = 0;
@@ -493,7 +495,7 @@ static int message_shape(PyObject *stored, PyObject *param) {
     while (PyDict_Next(stored, &pos, &key, &v)) {
         if (!same_str(key, PyTuple_GET_ITEM(names, i))) return 0;
         int ok = 0;
-        switch (PyLong_AsLong(PyTuple_GET_ITEM(checks, i))) {
+        switch (check_codes[i]) {
         case CHECK_ANY: ok = 1; break;
         case CHECK_TYPE: ok = same_str(v, expected); break;
         case CHECK_DICT: ok = PyDict_CheckExact(v); break;
@@ -523,6 +525,23 @@ static int message_shape(PyObject *stored, PyObject *param) {
     return 1;
 }
 
+/* object.__setattr__(obj, name, value), with the step that one takes for a writable
+ * object slot (a __slots__ member) done here: the same store, without the generic
+ * call's overhead.  Anything else takes the generic path. */
+static int set_attr(PyObject *obj, PyObject *name, PyObject *value) {
+    PyObject *descr = _PyType_Lookup(Py_TYPE(obj), name); /* borrowed; the type's attribute cache */
+    if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY) &&
+            PyObject_TypeCheck(obj, ((PyDescrObject *)descr)->d_type)) {
+            PyObject **slot = (PyObject **)((char *)obj + member->offset);
+            Py_XSETREF(*slot, Py_NewRef(value));
+            return 0;
+        }
+    }
+    return PyObject_GenericSetAttr(obj, name, value);
+}
+
 /* The message object with `stored` as its state, as the Python fast builder makes it. */
 static PyObject *install_message(Entry *e, PyObject *stored) {
     PyObject *obj = PyBaseObject_Type.tp_new((PyTypeObject *)e->cls, empty_tuple, NULL);
@@ -530,8 +549,8 @@ static PyObject *install_message(Entry *e, PyObject *stored) {
     PyObject *fields_set = PySet_New(e->names); /* a copy of a frozenset: its table, no rehashing */
     PyObject *extra = PyTuple_GET_ITEM(e->param, 3) == Py_True ? PyDict_New() : Py_NewRef(Py_None);
     if (fields_set == NULL || extra == NULL || PyObject_GenericSetAttr(obj, str_dict, stored) < 0 ||
-        PyObject_GenericSetAttr(obj, str_fields_set, fields_set) < 0 || PyObject_GenericSetAttr(obj, str_extra, extra) < 0 ||
-        PyObject_GenericSetAttr(obj, str_private, Py_None) < 0) {
+        set_attr(obj, str_fields_set, fields_set) < 0 || set_attr(obj, str_extra, extra) < 0 ||
+        set_attr(obj, str_private, Py_None) < 0) {
         Py_CLEAR(obj);
     }
     Py_XDECREF(fields_set);
@@ -680,7 +699,7 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
         return PyObject_Vectorcall(e->cls, PySequence_Fast_ITEMS(arg), (size_t)n, NULL);
     }
     case KIND_MESSAGE: {
-        int shape = message_shape(arg, e->param);
+        int shape = message_shape(arg, e->param, PyBytes_AS_STRING(e->checks));
         if (shape <= 0) return NULL; /* not the validated shape: its Python rebuilder validates */
         return install_message(e, arg);
     }
@@ -698,13 +717,13 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
         PyObject *number = _PyLong_FromByteArray(bytes, 16, 0, 0);
         if (number == NULL) return NULL;
         PyObject *value = PyBaseObject_Type.tp_new((PyTypeObject *)e->cls, empty_tuple, NULL);
-        if (value == NULL || PyObject_GenericSetAttr(value, str_int, number) < 0) {
+        if (value == NULL || set_attr(value, str_int, number) < 0) {
             Py_DECREF(number);
             Py_XDECREF(value);
             return NULL;
         }
         Py_DECREF(number);
-        if (PyObject_GenericSetAttr(value, str_is_safe, e->param) < 0) {
+        if (set_attr(value, str_is_safe, e->param) < 0) {
             Py_DECREF(value);
             return NULL;
         }
@@ -1267,12 +1286,18 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
     Py_ssize_t n = PyBytes_GET_SIZE(head);
     uint64_t h = head_hash(code, p, n);
     if (table_find(self, code, p, n, h) != NULL) Py_RETURN_FALSE;
-    PyObject *names = NULL;
+    PyObject *names = NULL, *checks = NULL;
     if (kind == KIND_MESSAGE) {
+        PyObject *codes = PyTuple_GET_ITEM(param, 1);
         names = PyFrozenSet_New(PyTuple_GET_ITEM(param, 0));
-        if (names == NULL || seed_message_keys(param) < 0) {
+        checks = PyBytes_FromStringAndSize(NULL, PyTuple_GET_SIZE(codes));
+        if (names == NULL || checks == NULL || seed_message_keys(param) < 0) {
             Py_XDECREF(names);
+            Py_XDECREF(checks);
             return NULL;
+        }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(codes); i++) { /* each in range: message_param_fits */
+            PyBytes_AS_STRING(checks)[i] = (char)PyLong_AsLong(PyTuple_GET_ITEM(codes, i));
         }
     } else if (kind == KIND_DATACLASS && seed_keys(param) < 0) {
         return NULL;
@@ -1292,6 +1317,7 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
     e->param = Py_NewRef(param);
     e->limit = limit;
     e->names = names;
+    e->checks = checks;
     e->head = Py_NewRef(head); /* last: the slot is taken once head is set */
     self->nentries++;
     Py_RETURN_TRUE;
@@ -1353,6 +1379,7 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
         Py_VISIT(e->cls);
         Py_VISIT(e->param);
         Py_VISIT(e->names);
+        Py_VISIT(e->checks);
     }
     return 0;
 }
@@ -1377,6 +1404,7 @@ static int Reader_clear(Reader *self) {
         Py_CLEAR(e->cls);
         Py_CLEAR(e->param);
         Py_CLEAR(e->names);
+        Py_CLEAR(e->checks);
         Py_CLEAR(e->head);
     }
     self->nentries = 0;

@@ -239,6 +239,9 @@ def test_messages_have_a_fields_set_of_their_own():
     expected = pure.loads_typed(row)
     for got, want in zip((first, second, ai), expected):
         assert type(got.model_fields_set) is set and got.model_fields_set == want.model_fields_set
+        # the slots written directly (as their member descriptors write them) hold what the pure path's do
+        assert got.__pydantic_extra__ == want.__pydantic_extra__ and got.__pydantic_private__ is want.__pydantic_private__
+        assert vars(got) == vars(want) and type(vars(got)) is dict
     first.model_fields_set.add("not_a_field")
     assert "not_a_field" not in second.model_fields_set  # a set per message, not a shared one
     assert first.model_fields_set is not second.model_fields_set
