@@ -558,6 +558,63 @@ static PyObject *install_message(Entry *e, PyObject *stored) {
     return obj;
 }
 
+/* Up to 6 ASCII digits at p as a number; -1 when one is not a digit. */
+static int digits(const unsigned char *p, int n) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+
+/* cls.fromisoformat(text) for the forms isoformat() writes by default, read here:
+ * a date "YYYY-MM-DD"; a datetime "YYYY-MM-DDTHH:MM:SS", with ".ffffff" and/or a
+ * "+HH:MM" / "-HH:MM" offset (fromisoformat's UTC singleton for a zero offset, else
+ * timezone(timedelta)).  NULL without an exception for any other text or class
+ * (fromisoformat reads it); an error when the numbers are out of range (the caller's
+ * Python rebuilder then reads it and raises its own). */
+static PyObject *iso_canonical(PyObject *cls, PyObject *text) {
+    if (!PyUnicode_IS_ASCII(text)) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    const unsigned char *p = (const unsigned char *)PyUnicode_DATA(text);
+    if (n < 10 || p[4] != '-' || p[7] != '-') return NULL;
+    int year = digits(p, 4), month = digits(p + 5, 2), day = digits(p + 8, 2);
+    if (year < 0 || month < 0 || day < 0) return NULL;
+    if (cls == (PyObject *)PyDateTimeAPI->DateType) {
+        if (n != 10) return NULL;
+        return PyDateTimeAPI->Date_FromDate(year, month, day, PyDateTimeAPI->DateType);
+    }
+    if (cls != (PyObject *)PyDateTimeAPI->DateTimeType || (n != 19 && n != 25 && n != 26 && n != 32)) return NULL;
+    if (p[10] != 'T' || p[13] != ':' || p[16] != ':') return NULL;
+    int hour = digits(p + 11, 2), minute = digits(p + 14, 2), second = digits(p + 17, 2), micro = 0;
+    if (hour < 0 || minute < 0 || second < 0) return NULL;
+    Py_ssize_t at = 19;
+    if (n == 26 || n == 32) {
+        if (p[19] != '.' || (micro = digits(p + 20, 6)) < 0) return NULL;
+        at = 26;
+    }
+    PyObject *tz = Py_None;
+    if (at < n) { /* "+HH:MM" */
+        if ((p[at] != '+' && p[at] != '-') || p[at + 3] != ':') return NULL;
+        int oh = digits(p + at + 1, 2), om = digits(p + at + 4, 2);
+        if (oh < 0 || om < 0 || oh > 23 || om > 59) return NULL;
+        int offset = (oh * 3600 + om * 60) * (p[at] == '-' ? -1 : 1);
+        if (offset == 0) {
+            tz = Py_NewRef(PyDateTime_TimeZone_UTC);
+        } else {
+            PyObject *delta = PyDateTimeAPI->Delta_FromDelta(0, offset, 0, 1, PyDateTimeAPI->DeltaType);
+            tz = delta == NULL ? NULL : PyDateTimeAPI->TimeZone_FromTimeZone(delta, NULL);
+            Py_XDECREF(delta);
+            if (tz == NULL) return NULL;
+        }
+    }
+    PyObject *value = PyDateTimeAPI->DateTime_FromDateAndTime(year, month, day, hour, minute, second, micro, tz,
+                                                              PyDateTimeAPI->DateTimeType);
+    if (tz != Py_None) Py_DECREF(tz);
+    return value;
+}
+
 /* The value a C kind builds from its one argument; NULL without an exception = not this shape. */
 /* Not inlined: its locals stay off the frames of the recursive decode. */
 static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
@@ -644,7 +701,9 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
         if (!PyUnicode_CheckExact(arg)) return NULL;
         Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
         if (n > e->limit) return NULL;
-        PyObject *value = PyObject_CallOneArg(PyTuple_GET_ITEM(e->param, 1), arg);
+        PyObject *value = iso_canonical(e->cls, arg);
+        if (value != NULL || PyErr_Occurred()) return value;
+        value = PyObject_CallOneArg(PyTuple_GET_ITEM(e->param, 1), arg);
         if (value == NULL || PyTuple_GET_ITEM(e->param, 2) == Py_True) return value;
         /* An aware value whose text ends in a sub-second offset ("+00:00:00.000007"):
          * the Python rebuilder reads the offset from the text. */

@@ -82,6 +82,37 @@ def test_datetimes_read_alike():
             assert got == value and got.tzinfo == value.tzinfo and type(got.tzinfo) is type(value.tzinfo) and got.fold == 0
 
 
+ISO_DATETIMES = [
+    "2024-01-02T03:04:05", "2024-01-02T03:04:05.123456", "2024-01-02T03:04:05+05:30", "2024-01-02T03:04:05.000001-23:59",
+    "2024-01-02T03:04:05+00:00", "2024-01-02T03:04:05-00:00", "2024-01-02T03:04:05.999999+23:59", "0001-01-01T00:00:00",
+    "9999-12-31T23:59:59.999999", "2024-01-02T03:04:05+24:00", "2024-01-02T03:04:05+23:60", "2024-01-02T03:04:05+05:3x",
+    "2024-01-02T03:04:05.12345", "2024-01-02T03:04:05.1234567", "2024-01-02T03:04:05.12345+01:00", "2024-13-02T03:04:05",
+    "2024-02-30T03:04:05", "0000-01-02T03:04:05", "2024-01-02T24:00:00", "2024-01-02T23:60:00", "2024-01-02T23:59:60",
+    "2024-01-02t03:04:05", "2024-01-02 03:04:05", "2024-01-02T03:04:05Z", "2024-01-02T03-04-05", "2024-01-02T03:04:05*05:30",
+    "2024-01-02T03:04:05+05-30", "２０２４-01-02T03:04:05", "2024-01-02T03:04:0٥", "-024-01-02T03:04:05", "2024-01-02",
+    "2024-01-02T03:04:05.123456+05:30:00", "2024-01-02T03:04:05.123456+05:30:00.000001",
+]  # fmt: skip
+ISO_DATES = ["2024-01-02", "0001-01-01", "9999-12-31", "0000-01-01", "2024-02-30", "2024-00-01", "2024-1-02", "2024/01/02",
+             "2024-01-0x", "20240102", "2024-01-02T00:00", "2024-W01-1", "２０２４-01-02"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, texts", [("datetime", ISO_DATETIMES), ("date", ISO_DATES)])
+def test_canonical_iso_texts_read_alike(name, texts):
+    fast, pure = make_pair()
+    for text in texts:
+        row = ("msgpack", ormsgpack.packb(ormsgpack.Ext(3, ormsgpack.packb(["datetime", name, text, "fromisoformat"]))))
+        assert_same_outcome(fast, pure, row, repr(text))
+        try:
+            expected = getattr(datetime, name).fromisoformat(text)
+        except ValueError:
+            continue
+        got = fast.loads_typed(row)
+        assert got == expected and type(got) is type(expected) and str(got) == str(expected)
+        if name == "datetime" and expected.tzinfo is not None:
+            assert type(got.tzinfo) is type(expected.tzinfo) and got.utcoffset() == expected.utcoffset()
+            assert (got.tzinfo is datetime.timezone.utc) == (expected.tzinfo is datetime.timezone.utc)
+
+
 UUIDS = [
     "0" * 32, "f" * 32, "F" * 32, "0123456789abcdefABCDEF0123456789", "g" + "0" * 31, "z" * 32, "0" * 31, "0" * 33,
     "0" * 30 + " 1", "0" * 31 + "é", "-" * 32, "_" + "0" * 31, "{" + "0" * 30 + "}", "0x" + "0" * 30, 7, None, ["0" * 32],
