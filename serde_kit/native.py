@@ -18,6 +18,7 @@ import datetime
 import decimal
 import importlib
 import os
+import pathlib
 import sys
 import types
 import uuid
@@ -234,7 +235,8 @@ def _path_kind(verdict: Any) -> tuple[int, Any, Any]:
     assert _reader is not None
     cls = _closure(verdict).get("cls")
     if getattr(verdict, "__qualname__", "") == "_rebuild_path.<locals>.rebuild" and cls in stdlib.PATH_TYPES:
-        return _reader.KIND_PATH, cls, None
+        # POSIX classes may be made from their parts joined into one text (the same path)
+        return _reader.KIND_PATH, cls, issubclass(cls, pathlib.PurePosixPath)
     return _reader.KIND_CALL, None, None
 
 

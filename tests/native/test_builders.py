@@ -144,14 +144,26 @@ def test_deques_read_alike():
 
 PATH_PARTS = [
     ["/", "var", "data"], ["a", "b"], [], ["/"], ["a/b", "c"], ["", "a"], [".", "a", ".."], ["a", "/abs"], ["a\x00b"],
-    ["a", 1], ["a", None], [b"a"], "abc", None, 3, [["a"]], ["ü", "𝄞"],
+    ["a", 1], ["a", None], [b"a"], "abc", None, 3, [["a"]], ["ü", "𝄞"], ["/", "."], ["//", "a"], ["///", "a"],
+    ["a", ""], ["", "a"], [".", "."], ["/", "a/b"], ["a/", "b"], ["/a", "b"], ["x", ".."], ["/", "..", "a"], ["//", "//"],
+    ["/", "/"], ["a", "/b"], ["/", "a", "/b", "c"], ["C:", "x"], ["\\", "x"], ["a\\b", "c"], ["/", "var", "data", "f0.bin"],
 ]  # fmt: skip
+
+
+def _path_state(path: Any) -> tuple[Any, ...]:
+    """What a path object holds (3.11: its parsed parts; later versions: what they expose)."""
+    names = ("_drv", "_root", "_parts") if sys.version_info < (3, 12) else ()
+    return (type(path), path.parts, str(path), *(getattr(path, name) for name in names))
 
 
 @pytest.mark.parametrize("cls", ["PosixPath", "PurePosixPath", "PureWindowsPath"])
 def test_paths_read_alike(cls):
     fast, pure = make_pair()
     _reads_alike(fast, pure, 1, "pathlib", cls, PATH_PARTS)
+    for parts in PATH_PARTS:
+        if type(parts) is list and all(type(part) is str for part in parts):
+            got = fast.loads_typed(_row(1, "pathlib", cls, parts))
+            assert _path_state(got) == _path_state(getattr(pathlib, cls)(*parts)), parts
     parts = ["C:\\", "Users", "x"] if cls == "PureWindowsPath" else ["/", "var", "data"]
     value = fast.loads_typed(_row(1, "pathlib", cls, parts))
     expected = getattr(pathlib, cls)(*parts)
