@@ -41,7 +41,9 @@ def test_a_pure_python_switch_that_is_not_1_is_named_as_ignored(value):
     require_reader()
     chosen, line, _ = _active(SERDE_KIT_PURE_PYTHON=value).split("\n")
     assert chosen == "native Reader"
-    assert line == "native read path: the compiled reader is built; SERDE_KIT_PURE_PYTHON is ignored, only 1 selects the pure path"
+    assert line == (
+        "native read path: the compiled reader is built; SERDE_KIT_PURE_PYTHON is ignored, only 1 selects the pure path"
+    )
 
 
 def test_the_suite_reads_with_the_path_it_was_asked_for():
@@ -64,7 +66,9 @@ def test_without_the_compiled_reader_the_pure_path_runs_and_says_why():
         capture_output=True, text=True, timeout=120, env={**os.environ, "SERDE_KIT_NATIVE": "1"},
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "python False python read path: the compiled reader is not built (no C compiler at install time?)\n"
+    assert done.stdout == (
+        "python False python read path: the compiled reader is not built (no C compiler at install time?)\n"
+    )
 
 
 def test_a_reader_that_is_built_but_does_not_import_is_named_as_such():
