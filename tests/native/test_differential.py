@@ -1,9 +1,13 @@
 """The compiled reader and the pure path are equals: identical values, types and errors.
 
 Every stored row the project keeps (golden rows written by the real
-JsonPlusSerializer, the release corpus, the fuzz corpora) and every value the
-hypothesis strategies make is read by both paths; so are damaged copies of
-the golden rows (cut at every byte, one byte changed).
+JsonPlusSerializer, the release corpus, every fuzz corpus: the decode-like
+harnesses' rows, the encrypted rows decrypted by the same keyring, the values
+the round-trip harness builds) and every value the hypothesis strategies make is
+read by both paths; so are damaged copies of the golden rows (cut at every byte,
+one byte changed). Identical means: values equal with the same types all the
+way down, or the same error class with the same message, and the same warnings
+(tests/native/conftest.py).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from tests.compat import cases as compat_cases
 from tests.compat.corpus import RELEASES, stored_rows
 from tests.support.strategies import checkpoint_values, stock_values
 
-from .conftest import assert_same_outcome, make_pair
+from .conftest import assert_same_outcome, make_pair, outcome
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "data"
@@ -36,9 +40,13 @@ def _golden() -> list[tuple[str, tuple[str, bytes]]]:
     ]
 
 
+#: The corpora whose inputs are a tag selector byte and a row (fuzz/_common.split_tagged).
+DECODE_LIKE = ("fuzz_decode", "fuzz_resources", "fuzz_cost", "fuzz_native")
+
+
 def _fuzz() -> list[tuple[str, tuple[str, bytes]]]:
     rows = []
-    for harness in ("fuzz_decode", "fuzz_resources"):
+    for harness in DECODE_LIKE:
         for path in sorted((CORPUS / harness).iterdir()):
             raw = path.read_bytes()
             tag = TAGS[raw[0] % len(TAGS)] if raw else "msgpack"
@@ -61,7 +69,10 @@ RELEASE_ROWS = _release()
 
 
 def test_the_row_sets_are_not_empty():
-    assert len(GOLDEN_ROWS) > 50 and len(FUZZ_ROWS) > 80 and len(RELEASE_ROWS) > 100
+    assert len(GOLDEN_ROWS) > 50 and len(RELEASE_ROWS) > 100
+    for harness in (*DECODE_LIKE, "fuzz_encrypted", "fuzz_roundtrip"):
+        assert len(list((CORPUS / harness).iterdir())) >= 20, f"fuzz/corpus/{harness} lost its inputs"
+    assert len(FUZZ_ROWS) == sum(len(list((CORPUS / harness).iterdir())) for harness in DECODE_LIKE)
 
 
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
@@ -81,6 +92,49 @@ def test_fuzz_corpora(lenient):
     fast, pure = make_pair(allow=USER_TYPES, lenient=lenient)
     for name, row in FUZZ_ROWS:
         assert_same_outcome(fast, pure, row, name)
+
+
+@pytest.mark.parametrize("plaintext", [False, True], ids=["encrypted-only", "plaintext-allowed"])
+def test_encrypted_corpus_decrypted_by_the_same_keyring(plaintext):
+    """The fuzz_encrypted rows (damaged headers, nonces, tags and inner rows) through an
+    EncryptedSerializer over each path: what decrypts is read by that path."""
+    from serde_kit.crypto import EncryptedSerializer, Keyring
+    from tests.support.fuzz_scripts import fuzz_module
+    from tests.support.strategy_types import USER_TYPES
+
+    checks, common = fuzz_module("checks"), fuzz_module("_common")
+    ring = Keyring({"k1": checks.K1, "k2": checks.K2}, primary="k2", legacy_key=checks.LEGACY_KEY)
+    fast, pure = (EncryptedSerializer(inner, ring, allow_plaintext=plaintext) for inner in make_pair(allow=USER_TYPES))
+    paths = sorted((CORPUS / "fuzz_encrypted").iterdir())
+    for path in paths:
+        row = common.split_tagged(path.read_bytes(), checks.ENC_TAGS)
+        assert_same_outcome(fast, pure, row, f"fuzz_encrypted/{path.name[:12]}")
+    # The corpus reaches the inner read: a good share of its rows decrypt to a value.
+    rows = [common.split_tagged(path.read_bytes(), checks.ENC_TAGS) for path in paths]
+    read = sum(outcome(pure.loads_typed, row)[0] == "value" for row in rows)
+    assert read >= 5, read
+
+
+def test_values_the_round_trip_harness_builds():
+    """Each fuzz_roundtrip input builds a value (fuzz/values.py, every supported family,
+    nested); its row, as serde_kit and as the stock serializer write it, reads alike."""
+    import atheris
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from tests.support.fuzz_scripts import fuzz_module
+    from tests.support.strategy_types import USER_TYPES
+
+    values = fuzz_module("values")
+    fast, pure = make_pair(allow=USER_TYPES)
+    stock = JsonPlusSerializer()
+    for path in sorted((CORPUS / "fuzz_roundtrip").iterdir()):
+        value = values.build(atheris.FuzzedDataProvider(path.read_bytes()))
+        assert_same_outcome(fast, pure, pure.dumps_typed(value), f"fuzz_roundtrip/{path.name[:12]}")
+        try:
+            row = stock.dumps_typed(value)
+        except TypeError:  # the stock writer cannot write some of them (numpy arrays in some layouts)
+            continue
+        assert_same_outcome(fast, pure, row, f"fuzz_roundtrip/{path.name[:12]} (stock writer)")
 
 
 def test_release_corpus():
