@@ -13,16 +13,18 @@ way down, or the same error class with the same message, and the same warnings
 from __future__ import annotations
 
 import base64
+import functools
+import inspect
 import json
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, strategies as st
 
 from serde_kit import Allowlist
 from tests.compat import cases as compat_cases
 from tests.compat.corpus import RELEASES, stored_rows
-from tests.support.strategies import checkpoint_values, stock_values
+from tests.support.strategies import checkpoint_values, state_dicts, stock_values
 
 from .conftest import assert_same_outcome, make_pair, outcome
 
@@ -137,6 +139,40 @@ def test_values_the_round_trip_harness_builds():
         assert_same_outcome(fast, pure, row, f"fuzz_roundtrip/{path.name[:12]} (stock writer)")
 
 
+@functools.cache
+def _attack_rows() -> list[tuple[str, tuple[str, bytes]]]:
+    """Every hostile row tests/support/budget_attacks.py builds without arguments (floods,
+    deep nesting, forged names, oversized shapes, ...) and its subscripted standard types."""
+    from tests.support import budget_attacks as attack
+
+    rows = []
+    for name, build in vars(attack).items():
+        if name.startswith("_") or not inspect.isfunction(build) or build.__module__ != attack.__name__:
+            continue
+        if any(p.default is inspect.Parameter.empty for p in inspect.signature(build).parameters.values()):
+            continue
+        data = build()
+        assert type(data) is bytes, name
+        rows.append((f"attack/{name}", ("json" if data[:1] in (b"{", b"[") else "msgpack", data)))
+    for case in attack.SUBSCRIPTED_STANDARD:
+        rows.append((f"attack/subscripted {case[1]}.{case[2]}", ("msgpack", attack.subscripted_standard(*case))))
+    return rows
+
+
+@pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
+def test_budget_attack_rows_end_alike(lenient):
+    """The rows each limit and the work meter were built against end in the same error
+    (class and message, naming the same limit) on both paths, or the same value."""
+    from tests.support.strategy_types import USER_TYPES
+
+    rows = _attack_rows()
+    assert len(rows) >= 40, len(rows)
+    fast, pure = make_pair(allow=USER_TYPES, lenient=lenient)
+    for name, row in rows:
+        assert_same_outcome(fast, pure, row, name)
+    assert sum(outcome(pure.loads_typed, row)[0] == "error" for _, row in rows) >= 20
+
+
 def test_release_corpus():
     fast, pure = make_pair(allow=list(compat_cases.USER_TYPES), pickle_fallback=True)
     for name, row in RELEASE_ROWS:
@@ -194,6 +230,26 @@ def _shared_pair():
 def test_checkpoint_values(value):
     fast, pure = _shared_pair()
     assert_same_outcome(fast, pure, pure.dumps_typed(value), "value")
+
+
+@given(state_dicts())
+def test_state_dicts(value):
+    fast, pure = _shared_pair()
+    assert_same_outcome(fast, pure, pure.dumps_typed(value), "state")
+
+
+@given(checkpoint_values(), st.data())
+def test_checkpoint_values_cut_and_with_one_byte_changed(value, data):
+    """Hypothesis-made rows damaged where hypothesis chooses: both paths end alike,
+    mostly in the same error (class and message)."""
+    fast, pure = _shared_pair()
+    tag, raw = pure.dumps_typed(value)
+    cut = data.draw(st.integers(0, len(raw)), label="cut")
+    assert_same_outcome(fast, pure, (tag, raw[:cut]), f"cut at {cut}")
+    if raw:
+        at = data.draw(st.integers(0, len(raw) - 1), label="at")
+        byte = data.draw(st.integers(0, 255), label="byte")
+        assert_same_outcome(fast, pure, (tag, raw[:at] + bytes([byte]) + raw[at + 1 :]), f"[{at}]={byte:#x}")
 
 
 @given(stock_values())
