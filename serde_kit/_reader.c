@@ -118,6 +118,8 @@ typedef struct {
     Py_ssize_t np_max_elements; /* Limits.max_array_elements */
     Py_ssize_t np_max_payload;  /* payloads this long or longer: the Python fast path for large arrays */
     Py_ssize_t max_ext_depth;
+    Py_ssize_t max_containers; /* Limits.max_containers (set_row_limits; decode_checked) */
+    Py_ssize_t max_typed;      /* Limits.max_hash_collisions (set_row_limits; decode_checked) */
     int safe_recursion_limit;
     Py_ssize_t nentries;
     Entry table[TABLE_SLOTS];
@@ -129,6 +131,10 @@ typedef struct {
     const unsigned char *base; /* its first byte */
     PyObject *view;           /* memoryview of the row, made on the first hook call */
     PyObject *mark;           /* fallback.mark() before this row's first Python call, or NULL */
+    int lazy;                 /* decode_checked: the prescan is this reader's to run (fallback.check) */
+    int checked;              /* ... and it has run */
+    Py_ssize_t containers;    /* maps and arrays read in C so far (lazy rows, before the prescan) */
+    Py_ssize_t typed;         /* hashable typed values of unkeyed types built in C so far (idem) */
 } State;
 
 static PyObject *decode_value(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t level);
@@ -137,6 +143,10 @@ static PyObject *str_int, *str_is_safe, *str_dict, *str_validator, *str_validate
 static PyObject *str_fields_set, *str_extra, *str_private, *str_tool_call, *str_invalid_tool_call, *str_success,
     *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs, *str_tzinfo, *str_itemsize, *str_hasobject;
 static PyObject *empty_tuple;
+static PyObject *str_check, *str_tracked, *str_decode, *str_mark, *str_redo;
+/* Raised (in C only, never through a Python frame) when the prescan of a lazy row says
+ * its typed values must be hash-tracked: the row is read again by fallback.tracked. */
+static PyObject *Retrack;
 static PyObject *by_name_kwnames; /* ("by_name",) */
 
 /* Short map keys, kept with their hash: rows repeat the same few field names. */
@@ -245,11 +255,34 @@ static PyObject *payload_view(State *st, const unsigned char *p, Py_ssize_t n) {
     return PySequence_GetSlice(st->view, start, start + n);
 }
 
+/* A lazy row (decode_checked) runs the pure path's whole-row prescan here, once: before
+ * its first call into Python, before it hands the row back, and when its own counts say
+ * the prescan could refuse it (more containers than max_containers, or more hashable
+ * typed values than max_hash_collisions that the prescan might want tracked).  The pure
+ * path runs it before the decode: so its errors come first here too, and its walk is
+ * charged before anything else of the row is.  -1 with an error set (Retrack when the
+ * row must be read again with hash tracking). */
+static int ensure_prescan(State *st) {
+    if (!st->lazy || st->checked) return 0;
+    st->checked = 1;
+    PyObject *tracked = PyObject_CallMethodOneArg(st->r->fallback, str_check, st->src);
+    if (tracked == NULL) return -1;
+    int track = PyObject_IsTrue(tracked);
+    Py_DECREF(tracked);
+    if (track < 0) return -1;
+    if (track) {
+        PyErr_SetNone(Retrack);
+        return -1;
+    }
+    return 0;
+}
+
 /* Before the row's first call into Python that may charge the work meter: where the
  * meter stands, so that handing the row to the fallback re-reads it from there (the
  * pure path charges each step of a row once). */
 static int mark_meter(State *st) {
-    if (st->mark == NULL) st->mark = PyObject_CallMethod(st->r->fallback, "mark", NULL);
+    if (ensure_prescan(st) < 0) return -1;
+    if (st->mark == NULL) st->mark = PyObject_CallMethodNoArgs(st->r->fallback, str_mark);
     return st->mark == NULL ? -1 : 0;
 }
 
@@ -788,6 +821,9 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
     Reader *r = st->r;
     if (code == NUMPY_ARRAY && level < r->max_ext_depth) {
         PyObject *array = plain_array(r, p, n);
+        if (array != NULL && st->lazy && (st->containers += 2) > r->max_containers && ensure_prescan(st) < 0) {
+            Py_CLEAR(array); /* its two arrays (the layout, the shape) count, as the prescan's walk counts them */
+        }
         if (array != NULL || PyErr_Occurred()) return array; /* unhashable: never tracked */
     }
     if (code < 0 || code > 5 || level >= r->max_ext_depth) return call_hook(st, code, p, n, level, NULL);
@@ -816,6 +852,7 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
     Entry *e = table_find(r, code, p, q - p, h);
     if (e == NULL) return call_hook(st, code, p, n, level, q);
     if (e->nitems != nitems) return call_hook(st, code, p, n, level, NULL);
+    if (st->lazy && ++st->containers > r->max_containers && ensure_prescan(st) < 0) return NULL; /* the envelope */
     if (enter_ext() < 0) return NULL;
     PyObject *value = build_entry(st, e, q, pend, level);
     leave_ext();
@@ -826,6 +863,11 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
         PyObject *done = keyed ? NULL : PyObject_CallOneArg(r->track, value);
         if (keyed < 0 || (keyed == 0 && done == NULL)) Py_CLEAR(value);
         Py_XDECREF(done);
+    } else if (value != NULL && st->lazy && !st->checked && Py_TYPE(value)->tp_hash != PyObject_HashNotImplemented) {
+        /* The pure path counts these (when its prescan says so) and refuses more than
+         * max_hash_collisions of one hash: past that many, ask the prescan. */
+        int keyed = PySet_Contains(r->keyed, (PyObject *)Py_TYPE(value));
+        if (keyed < 0 || (keyed == 0 && ++st->typed > r->max_typed && ensure_prescan(st) < 0)) Py_CLEAR(value);
     }
     return value;
 }
@@ -835,6 +877,7 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
 static PyObject *decode_array(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t n,
                               Py_ssize_t level) {
     if (end - *pp < n) return NULL; /* each item takes a byte at least */
+    if (st->lazy && ++st->containers > st->r->max_containers && ensure_prescan(st) < 0) return NULL;
     if (Py_EnterRecursiveCall(" while decoding a stored value")) return NULL;
     PyObject *list = PyList_New(n);
     if (list != NULL) {
@@ -873,6 +916,7 @@ static PyObject *decode_key(State *st, const unsigned char **pp, const unsigned 
 static PyObject *decode_map(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t n,
                             Py_ssize_t level) {
     if ((end - *pp) / 2 < n) return NULL; /* each entry takes two bytes at least */
+    if (st->lazy && ++st->containers > st->r->max_containers && ensure_prescan(st) < 0) return NULL;
     if (Py_EnterRecursiveCall(" while decoding a stored value")) return NULL;
     PyObject *dict = PyDict_New();
     if (dict != NULL) {
@@ -984,32 +1028,88 @@ ext:
 
 /* --- the type -------------------------------------------------------------- */
 
-static PyObject *Reader_decode(Reader *self, PyObject *data) {
+/* The row again, by the Python side, after this reader ended its attempt: with hash
+ * tracking (Retrack), from the meter's mark (Python was called), or as it is. */
+static PyObject *hand_back(Reader *self, State *st, PyObject *data) {
+    PyObject *value;
+    if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(Retrack)) return NULL; /* the prescan refused the row */
+        PyErr_Clear();
+        return PyObject_CallMethodOneArg(self->fallback, str_tracked, data);
+    }
+    if (st->mark == NULL) return PyObject_CallMethodOneArg(self->fallback, str_decode, data);
+    /* Python was called (and may have charged the meter): the fallback rewinds first. */
+    value = PyObject_CallMethodObjArgs(self->fallback, str_redo, data, st->mark, NULL);
+    Py_CLEAR(st->mark);
+    return value;
+}
+
+static PyObject *read_row(Reader *self, PyObject *data, int lazy) {
     if (self->hooks == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is not initialised");
         return NULL;
     }
+    State st = {self, data, NULL, NULL, NULL, lazy, 0, 0, 0};
     if (Py_GetRecursionLimit() > self->safe_recursion_limit) {
-        return PyObject_CallMethod(self->fallback, "decode", "O", data);
+        ensure_prescan(&st);
+        return hand_back(self, &st, data);
     }
     Py_buffer buffer;
     if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) return NULL;
-    State st = {self, data, (const unsigned char *)buffer.buf, NULL, NULL};
+    st.base = (const unsigned char *)buffer.buf;
     const unsigned char *p = st.base, *end = st.base + buffer.len;
     PyObject *value = decode_value(&st, &p, end, 0);
     if (value != NULL && p != end) Py_CLEAR(value); /* trailing bytes: soft */
     Py_XDECREF(st.view);
     PyBuffer_Release(&buffer);
-    if (value != NULL || (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_RecursionError))) {
+    if (value != NULL) {
         Py_XDECREF(st.mark);
         return value;
     }
-    PyErr_Clear();
-    if (st.mark == NULL) return PyObject_CallMethod(self->fallback, "decode", "O", data);
-    /* Python was called (and may have charged the meter): the fallback rewinds first. */
-    value = PyObject_CallMethod(self->fallback, "redo", "OO", data, st.mark);
-    Py_DECREF(st.mark);
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_RecursionError) && !PyErr_ExceptionMatches(Retrack)) {
+        /* A real error.  The pure path would have run the prescan first: its error wins. */
+        if (st.lazy && !st.checked) {
+            PyObject *type, *exc, *tb;
+            PyErr_Fetch(&type, &exc, &tb);
+            if (ensure_prescan(&st) < 0) {
+                Py_XDECREF(type);
+                Py_XDECREF(exc);
+                Py_XDECREF(tb);
+                value = hand_back(self, &st, data);
+                Py_XDECREF(st.mark);
+                return value;
+            }
+            PyErr_Restore(type, exc, tb);
+        }
+        Py_XDECREF(st.mark);
+        return NULL;
+    }
+    if (!PyErr_ExceptionMatches(Retrack)) {
+        /* soft, or a RecursionError: the whole row goes to the Python side */
+        PyErr_Clear();
+        ensure_prescan(&st);
+    }
+    value = hand_back(self, &st, data);
+    Py_XDECREF(st.mark);
     return value;
+}
+
+static PyObject *Reader_decode(Reader *self, PyObject *data) { return read_row(self, data, 0); }
+
+/* A row the pure path prescans before it decodes: the prescan runs only when this row
+ * needs it (see ensure_prescan), with the same outcome as running it first. */
+static PyObject *Reader_decode_checked(Reader *self, PyObject *data) { return read_row(self, data, 1); }
+
+static PyObject *Reader_set_row_limits(Reader *self, PyObject *args) {
+    Py_ssize_t max_containers, max_typed;
+    if (!PyArg_ParseTuple(args, "nn:set_row_limits", &max_containers, &max_typed)) return NULL;
+    if (max_containers < 0 || max_typed < 0) {
+        PyErr_SetString(PyExc_ValueError, "row limits must be non-negative");
+        return NULL;
+    }
+    self->max_containers = max_containers;
+    self->max_typed = max_typed;
+    Py_RETURN_NONE;
 }
 
 static int str_tuple(PyObject *o) {
@@ -1269,6 +1369,11 @@ static PyObject *Reader_entries(Reader *self, void *closure) { return PyLong_Fro
 
 static PyMethodDef Reader_methods[] = {
     {"decode", (PyCFunction)Reader_decode, METH_O, "decode(data, /): the value one msgpack row holds."},
+    {"decode_checked", (PyCFunction)Reader_decode_checked, METH_O,
+     "decode_checked(data, /): decode() for a row the pure path prescans first; this reader calls "
+     "fallback.check(data) itself, once, when the row needs it."},
+    {"set_row_limits", (PyCFunction)Reader_set_row_limits, METH_VARARGS,
+     "set_row_limits(max_containers, max_hash_collisions, /): the limits decode_checked counts against."},
     {"array", (PyCFunction)Reader_array, METH_O,
      "array(data, /): the array of a row holding one plain-layout numpy ext and nothing else, else None."},
     {"set_numpy", (PyCFunction)Reader_set_numpy, METH_VARARGS,
@@ -1324,6 +1429,16 @@ PyMODINIT_FUNC PyInit__reader(void) {
         if (*strs[i].slot == NULL && (*strs[i].slot = PyUnicode_InternFromString(strs[i].text)) == NULL) return NULL;
     }
     if (empty_tuple == NULL && (empty_tuple = PyTuple_New(0)) == NULL) return NULL;
+    struct { PyObject **slot; const char *text; } names[] = {
+        {&str_check, "check"}, {&str_tracked, "tracked"}, {&str_decode, "decode"}, {&str_mark, "mark"}, {&str_redo, "redo"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) return NULL;
+    }
+    if (Retrack == NULL &&
+        (Retrack = PyErr_NewException("serde_kit._reader.Retrack", PyExc_BaseException, NULL)) == NULL) {
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&reader_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
