@@ -34,6 +34,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -1055,13 +1056,19 @@ static PyObject *read_row(Reader *self, PyObject *data, int lazy) {
         return hand_back(self, &st, data);
     }
     Py_buffer buffer;
-    if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) return NULL;
+    int exact = PyBytes_CheckExact(data); /* bytes are immutable: read in place, no buffer to hold */
+    if (exact) {
+        buffer.buf = PyBytes_AS_STRING(data);
+        buffer.len = PyBytes_GET_SIZE(data);
+    } else if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
     st.base = (const unsigned char *)buffer.buf;
     const unsigned char *p = st.base, *end = st.base + buffer.len;
     PyObject *value = decode_value(&st, &p, end, 0);
     if (value != NULL && p != end) Py_CLEAR(value); /* trailing bytes: soft */
     Py_XDECREF(st.view);
-    PyBuffer_Release(&buffer);
+    if (!exact) PyBuffer_Release(&buffer);
     if (value != NULL) {
         Py_XDECREF(st.mark);
         return value;
@@ -1405,12 +1412,149 @@ static PyTypeObject ReaderType = {
     .tp_getset = Reader_getset,
 };
 
+/* --- Serializer.loads_typed for ("msgpack", bytes) rows ------------------------
+ *
+ * LoadsTyped(reader, slow, on_error, tiny_row, small_row) is called as the serializer's
+ * loads_typed.  It takes what the Python method's small-row path takes: an exact tuple of
+ * an exact str equal to "msgpack" and exact bytes, shorter than tiny_row (or than
+ * small_row while the recursion limit is the safe one) and holding no 0xff byte; and reads
+ * it as reader.decode does.  An error is handed to on_error(exc, payload), which does
+ * what the Python method's except clauses do; every other row goes to slow(data), the
+ * Python method itself.  So no Python frame runs for a small row read wholly in C. */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Reader *reader;
+    PyObject *slow;
+    PyObject *on_error;
+    Py_ssize_t tiny_row;
+    Py_ssize_t small_row;
+} LoadsTyped;
+
+static PyObject *str_msgpack;
+
+static PyObject *LoadsTyped_one(LoadsTyped *self, PyObject *data) {
+    if (PyTuple_CheckExact(data) && PyTuple_GET_SIZE(data) == 2) {
+        PyObject *tag = PyTuple_GET_ITEM(data, 0), *payload = PyTuple_GET_ITEM(data, 1);
+        if (PyBytes_CheckExact(payload) && PyUnicode_CheckExact(tag) &&
+            (tag == str_msgpack || PyUnicode_Compare(tag, str_msgpack) == 0)) {
+            Py_ssize_t n = PyBytes_GET_SIZE(payload);
+            if ((n < self->tiny_row ||
+                 (n < self->small_row && Py_GetRecursionLimit() <= self->reader->safe_recursion_limit)) &&
+                memchr(PyBytes_AS_STRING(payload), 0xff, (size_t)n) == NULL) {
+                PyObject *value = read_row(self->reader, payload, 0);
+                if (value != NULL) return value;
+                PyObject *type, *exc, *tb;
+                PyErr_Fetch(&type, &exc, &tb);
+                PyErr_NormalizeException(&type, &exc, &tb);
+                if (exc == NULL) { /* cannot happen: read_row returns NULL with an error set */
+                    Py_XDECREF(type);
+                    Py_XDECREF(tb);
+                    PyErr_SetString(PyExc_SystemError, "the reader failed without an error");
+                    return NULL;
+                }
+                if (tb != NULL) PyException_SetTraceback(exc, tb);
+                Py_XDECREF(type);
+                Py_XDECREF(tb);
+                PyObject *args[2] = {exc, payload};
+                value = PyObject_Vectorcall(self->on_error, args, 2, NULL);
+                Py_DECREF(exc);
+                return value;
+            }
+        }
+    }
+    return PyObject_CallOneArg(self->slow, data);
+}
+
+static PyObject *LoadsTyped_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        /* the Python method decides (and words the TypeError) */
+        return PyObject_Vectorcall(((LoadsTyped *)self)->slow, args, nargsf, kwnames);
+    }
+    return LoadsTyped_one((LoadsTyped *)self, args[0]);
+}
+
+static int LoadsTyped_init(LoadsTyped *self, PyObject *args, PyObject *kwds) {
+    PyObject *reader, *slow, *on_error;
+    Py_ssize_t tiny_row, small_row;
+    if (self->reader != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a LoadsTyped is initialised once");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(args, "O!OOnn:LoadsTyped", &ReaderType, &reader, &slow, &on_error, &tiny_row, &small_row)) {
+        return -1;
+    }
+    if (!PyCallable_Check(slow) || !PyCallable_Check(on_error) || tiny_row < 0 || small_row < tiny_row) {
+        PyErr_SetString(PyExc_ValueError, "slow and on_error must be callable, 0 <= tiny_row <= small_row");
+        return -1;
+    }
+    if (((Reader *)reader)->hooks == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Reader is not initialised");
+        return -1;
+    }
+    self->reader = (Reader *)Py_NewRef(reader);
+    self->slow = Py_NewRef(slow);
+    self->on_error = Py_NewRef(on_error);
+    self->tiny_row = tiny_row;
+    self->small_row = small_row;
+    self->vectorcall = LoadsTyped_vectorcall;
+    return 0;
+}
+
+static PyObject *LoadsTyped_call(PyObject *self, PyObject *args, PyObject *kwds) {
+    if (((LoadsTyped *)self)->reader == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "LoadsTyped is not initialised");
+        return NULL;
+    }
+    if (kwds == NULL && PyTuple_GET_SIZE(args) == 1) return LoadsTyped_one((LoadsTyped *)self, PyTuple_GET_ITEM(args, 0));
+    return PyObject_Call(((LoadsTyped *)self)->slow, args, kwds);
+}
+
+static int LoadsTyped_traverse(LoadsTyped *self, visitproc visit, void *arg) {
+    Py_VISIT(self->reader);
+    Py_VISIT(self->slow);
+    Py_VISIT(self->on_error);
+    return 0;
+}
+
+static int LoadsTyped_clear(LoadsTyped *self) {
+    Py_CLEAR(self->reader);
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->on_error);
+    return 0;
+}
+
+static void LoadsTyped_dealloc(LoadsTyped *self) {
+    PyObject_GC_UnTrack(self);
+    LoadsTyped_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject LoadsTypedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "serde_kit._reader.LoadsTyped",
+    .tp_basicsize = sizeof(LoadsTyped),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "LoadsTyped(reader, slow, on_error, tiny_row, small_row): a serializer's loads_typed whose "
+              "small msgpack rows are read without a Python frame.",
+    .tp_vectorcall_offset = offsetof(LoadsTyped, vectorcall),
+    .tp_call = LoadsTyped_call,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)LoadsTyped_init,
+    .tp_dealloc = (destructor)LoadsTyped_dealloc,
+    .tp_traverse = (traverseproc)LoadsTyped_traverse,
+    .tp_clear = (inquiry)LoadsTyped_clear,
+};
+
 static struct PyModuleDef reader_module = {
     PyModuleDef_HEAD_INIT, "serde_kit._reader", "The optional compiled reader of serde_kit's read path.", -1, NULL,
 };
 
 PyMODINIT_FUNC PyInit__reader(void) {
-    if (PyType_Ready(&ReaderType) < 0) return NULL;
+    if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&LoadsTypedType) < 0) return NULL;
+    if (str_msgpack == NULL && (str_msgpack = PyUnicode_InternFromString("msgpack")) == NULL) return NULL;
     if (str_int == NULL && (str_int = PyUnicode_InternFromString("int")) == NULL) return NULL;
     if (str_is_safe == NULL && (str_is_safe = PyUnicode_InternFromString("is_safe")) == NULL) return NULL;
     if (str_dict == NULL && (str_dict = PyUnicode_InternFromString("__dict__")) == NULL) return NULL;
@@ -1442,6 +1586,7 @@ PyMODINIT_FUNC PyInit__reader(void) {
     PyObject *m = PyModule_Create(&reader_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
+        PyModule_AddObjectRef(m, "LoadsTyped", (PyObject *)&LoadsTypedType) < 0 ||
         PyModule_AddIntConstant(m, "KIND_CALL", KIND_CALL) < 0 || PyModule_AddIntConstant(m, "KIND_TUPLE", KIND_TUPLE) < 0 ||
         PyModule_AddIntConstant(m, "KIND_INTS3", KIND_INTS3) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DATETIME", KIND_DATETIME) < 0 ||

@@ -29,7 +29,7 @@ from . import _prescan, budget
 from .errors import SerdeError
 from .ext import codes, langchain, numpy as numpy_ext
 
-__all__ = ["ACTIVE", "AVAILABLE", "checked_reader", "engine", "reason"]
+__all__ = ["ACTIVE", "AVAILABLE", "checked_reader", "engine", "loads_typed", "reason"]
 
 
 class Engine(Protocol):
@@ -120,6 +120,17 @@ def checked_reader(engine: Any, limits: Any) -> Any:
     if limits.max_work_per_byte < budget.WALK_UNITS_PER_BYTE:
         return None
     return engine.decode_checked
+
+
+def loads_typed(engine: Any, slow: Any, on_error: Any, tiny_row: int, small_row: int) -> Any:
+    """A serializer's ``loads_typed``: ``slow`` (its Python method), or with the compiled
+    reader as ``engine`` a ``LoadsTyped`` that reads the rows ``slow``'s small-row path
+    reads (``("msgpack", bytes)`` shorter than ``tiny_row``, or than ``small_row`` at the
+    safe recursion limit, without a 0xff byte) itself, hands their errors to
+    ``on_error(exc, payload)`` and every other row to ``slow``."""
+    if _reader is None or type(engine) is not _reader.Reader:
+        return slow
+    return _reader.LoadsTyped(engine, slow, on_error, tiny_row, small_row)
 
 
 def plain_array(engine: Any, data: bytes) -> Any:
