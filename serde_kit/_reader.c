@@ -27,6 +27,32 @@
  * big map) counts every hashable typed value it builds whose type is not in `keyed`,
  * as the pure path's tracking hooks do; values the hooks build they count themselves.
  *
+ * decode_checked reads a row the pure path prescans first (serde_kit._prescan: containers,
+ * array-key floods, timestamps, whether to track typed values' hashes), and runs that same
+ * prescan (fallback.check) only when the row needs it: before its first call into Python
+ * (a hook, a rebuilder, whatever msgspec reads after it), before it hands the row back,
+ * before it raises, and when its own counts say the prescan could refuse the row (more
+ * maps and arrays than max_containers, counted as the prescan's walk counts them: every
+ * map and array, envelope heads and a plain numpy array's two included) or track it (more
+ * hashable typed values of unkeyed types than max_hash_collisions: the pure path may count
+ * their hashes, so a tracked row is read again by fallback.tracked).  A row read wholly in
+ * C without any of these would pass the prescan: what it could refuse there is built only
+ * by msgspec (array keys, timestamps) or counted here; the map keys this reader builds
+ * itself cannot be aimed at one hash beyond a bound:
+ *  - str and bin keys hash with SipHash, keyed per process (unless the operator fixes
+ *    PYTHONHASHSEED; even then a full 64-bit collision costs ~2^64 work per key);
+ *  - nil and bool equal 0 and 1 (one key each); ints hash as x mod 2^61-1 (negated for
+ *    x < 0), so of msgpack's ints (-2^63 to 2^64) at most 13 share a hash value (hash 0:
+ *    0, M .. 8M and -M .. -4M; any other value at most 9), and an int and a float of equal
+ *    value are one key;
+ *  - floats are NOT so few: p * 2^e hashes as p * 2^(e mod 61) mod 2^61-1, so the ~34
+ *    exponents of one residue share a hash, and a hash value whose 61-bit word has six set
+ *    bits 9 apart has six odd mantissas below 2^53: 202 distinct doubles share it
+ *    (measured: one dict of them takes 515 us against 7 us for 202 random floats, ~255 ns
+ *    per stored byte).  Bounded per map (each map at most ~211 colliding number keys), so
+ *    linear in the row, but about 4x the work meter's 64 units per byte; msgspec builds
+ *    the same dicts on the pure path, and its prescan does not look at number keys either.
+ *
  * Every length is checked against the bytes left before anything is read or
  * allocated.  Decode functions return a new reference, or NULL: with an
  * exception set (a real error, raised as is) or without one ("soft": the
@@ -1461,6 +1487,15 @@ static PyObject *LoadsTyped_one(LoadsTyped *self, PyObject *data) {
                 value = PyObject_Vectorcall(self->on_error, args, 2, NULL);
                 Py_DECREF(exc);
                 return value;
+            }
+            /* A row of one numpy ext: the method's checked path tries the plain layout first
+             * (Decoder.loads_checked: after max_row_bytes, which small_row is within). */
+            const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(payload);
+            Py_ssize_t code_at = n == 0 ? 0 : (b[0] >= 0xd4 && b[0] <= 0xd8) ? 1 : (b[0] >= 0xc7 && b[0] <= 0xc9) ? 2 + (1 << (b[0] - 0xc7)) - 1 : 0;
+            if (code_at > 0 && n < self->small_row && n > code_at && b[code_at] == NUMPY_ARRAY) {
+                PyObject *value = Reader_array(self->reader, payload);
+                if (value != Py_None) return value; /* the array, or its error (raised as the method raises it) */
+                Py_DECREF(value);
             }
         }
     }

@@ -17,7 +17,7 @@ from serde_kit import Limits, Serializer
 from tests.support import budget_attacks as attack
 from tests.support.strategy_types import USER_TYPES, Plain
 
-from .conftest import make_pair, python_calls
+from .conftest import assert_same_deep, assert_same_outcome, make_pair, python_calls
 
 
 def _outcome(read, data):
@@ -34,7 +34,7 @@ def assert_same_as_method(ser: Serializer, data) -> None:
     got = _outcome(ser.loads_typed, data)
     assert got[0] == expected[0], (got, expected)
     if got[0] == "value":
-        assert got[1] == expected[1] and type(got[1]) is type(expected[1])
+        assert_same_deep(expected[1], got[1])
     else:
         assert got[1:] == expected[1:]
 
@@ -164,3 +164,40 @@ def test_serializers_are_collected_despite_their_cycle():
     del fast
     gc.collect()
     assert alive() == before
+
+
+def _numpy_rows() -> dict[str, tuple[str, bytes]]:
+    """Rows of one numpy ext: plain layouts (one holding 0xff bytes: not the small-row
+    path), other layouts, and broken ones."""
+    import numpy as np
+
+    writer = make_pair()[1]
+    rows = {
+        "plain_0xff": writer.dumps_typed(np.full(300, 255, dtype=np.uint8)),
+        "plain_float": writer.dumps_typed(np.linspace(0.0, 1.0, 128)),
+        "fortran": writer.dumps_typed(np.asfortranarray(np.arange(12.0).reshape(3, 4))),
+        "empty": writer.dumps_typed(np.zeros((0, 3))),
+        "fixext": ("msgpack", b"\xd4\x06\xff"),
+        "ext8_short": ("msgpack", b"\xc7\x05\x06\x94\xa3<f8\x91"),
+        "ext16_wrong_length": ("msgpack", b"\xc8\x00\x09\x06\x94\xa3<f8\x91\x01\xa1C\xc4\x08" + b"\xff" * 8),
+        "ext32_bad_order": ("msgpack", attack.pack(attack.ext(6, ["<f8", [1], "Z", b"\xff" * 8]))),
+        "too_many_elements": ("msgpack", attack.pack(attack.ext(6, ["<u1", [1 << 40], "C", b"\xff"]))),
+    }
+    return rows
+
+
+@pytest.mark.parametrize("name", sorted(_numpy_rows()))
+def test_numpy_rows_end_as_the_python_method_ends_them(name):
+    row = _numpy_rows()[name]
+    fast, pure = make_pair()
+    for _ in range(2):  # before and after the reader enabled arrays
+        assert_same_as_method(fast, row)
+    assert_same_outcome(fast, pure, row)
+
+
+def test_a_plain_numpy_row_holding_0xff_runs_no_python_frame():
+    fast, _ = make_pair()
+    row = _numpy_rows()["plain_0xff"]
+    assert 255 in row[1] and len(row[1]) < fast._small_row
+    fast.loads_typed(row)  # enables arrays
+    assert python_calls(fast.loads_typed, row) == []
