@@ -268,3 +268,48 @@ def test_the_reader_runs_the_prescan_before_handing_back_under_a_high_recursion_
     finally:
         sys.setrecursionlimit(before)
 
+
+
+def test_no_reference_is_leaked_on_any_checked_path():
+    """Singletons, the reader and its loads_typed keep their counts over many reads of
+    checked rows that succeed, are prescanned, re-read with tracking, handed back or refused."""
+    import gc
+    import sys
+
+    limits = Limits(max_containers=LIMIT + 1, max_hash_collisions=COLLISIONS)
+    fast, _ = make_pair(allow=USER_TYPES, limits=limits)
+    writer = make_pair(allow=USER_TYPES)[1]
+    stamp = b"\xd6\xff\x00\x00\x00\x00"
+    rows = [
+        writer.dumps_typed(_containers_rows(layout, LIMIT + extra))
+        for layout in ("arrays", "tuples", "numpy", "dataclasses")
+        for extra in (1, 3)
+    ]
+    rows += [msgpack(_uuids_row(COLLISIONS + extra, big_int_map=big)) for extra in (1, 2) for big in (True, False)]
+    rows += [
+        msgpack(b"\x92" + attack.pack(PAD) + attack.flood_map(200)),
+        msgpack(b"\x92" + attack.pack(PAD) + ext32(0, _tuple_envelope(b"\x91" + attack.flood_map(200)))),
+        msgpack(b"\x93" + attack.pack(PAD) + attack.pack([1, 2]) + stamp),
+        msgpack(b"\x92" + attack.pack(PAD) + ext8(0, _tuple_envelope(b"\x92\x01" + stamp))),
+        msgpack(b"\x93" + attack.pack(PAD) + uuid_ext(uuid.UUID(int=3)) + b"\x81\x92\x01\x02\x03"),
+    ]
+    whole = writer.dumps_typed([PAD, uuid.UUID(int=9), (1, 2), Plain(a=[1], b={"k": 2.5})])[1]
+    rows += [msgpack(whole[:cut]) for cut in range(len(PAD) + 3, len(whole), 7)]
+    rows += [msgpack(whole[:at] + b"\xc1" + whole[at + 1 :]) for at in range(len(PAD) + 3, len(whole), 5)]
+
+    def read_all() -> None:
+        for row in rows:
+            try:
+                fast.loads_typed(row)
+            except Exception:
+                pass
+
+    engine = fast._decoder.engine
+    watched = [None, True, False, engine, fast.loads_typed, fast._decoder._tracked[0]]
+    counts = []
+    for _ in range(3):  # the first round fills the table and the caches
+        for _ in range(5):
+            read_all()
+        gc.collect()
+        counts.append([sys.getrefcount(o) for o in watched])
+    assert counts[1] == counts[2]
