@@ -177,7 +177,7 @@ class Decoder:
         # Most rows hold nothing costly: read without a meter; the first costly step
         # asks for one (NeedsMeter) and the row is read again with it.
         try:
-            return self._loads_metered(data, budget.current() is None)
+            return self._loads_metered(data, self._checked_reader is not None and budget.current() is None)
         except budget.NeedsMeter:
             pass
         except MemoryError:

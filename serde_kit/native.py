@@ -126,7 +126,8 @@ def loads_typed(engine: Any, slow: Any, on_error: Any, tiny_row: int, small_row:
     """A serializer's ``loads_typed``: ``slow`` (its Python method), or with the compiled
     reader as ``engine`` a ``LoadsTyped`` that reads the rows ``slow``'s small-row path
     reads (``("msgpack", bytes)`` shorter than ``tiny_row``, or than ``small_row`` at the
-    safe recursion limit, without a 0xff byte) itself, hands their errors to
+    safe recursion limit, without a 0xff byte) itself, and small rows of one plain-layout
+    numpy ext as the checked path's first step does; it hands their errors to
     ``on_error(exc, payload)`` and every other row to ``slow``."""
     if _reader is None or type(engine) is not _reader.Reader:
         return slow
