@@ -6,9 +6,11 @@ envelope head this module registered, after the allowlist allowed them; every
 other value, error and limit stays with the pure path (see the C file's header).
 Both paths give identical values, types and errors (tests/native/).
 
-- ``ACTIVE`` is ``"native"`` or ``"python"``: the path new serializers read with.
+- ``ACTIVE`` is ``"native"`` or ``"python"``: the path new serializers read with,
+  the compiled reader whenever it is built.
 - ``SERDE_KIT_PURE_PYTHON=1`` selects the pure path even when the reader is built.
-- ``SERDE_KIT_NATIVE=1`` selects the compiled reader while it is opt-in.
+- ``SERDE_KIT_NATIVE=1`` (the opt-in switch before the reader was the default) is
+  still accepted and changes nothing.
 """
 
 from __future__ import annotations
@@ -39,25 +41,33 @@ class Engine(Protocol):
 
 
 _reader: types.ModuleType | None
+_IMPORT_FAILURE = ""
 try:
     # By name: a compiled module has no source for the import contract's linter to read.
     _reader = importlib.import_module("serde_kit._reader")
-except ImportError:
+except ImportError as exc:
     _reader = None
+    if not (isinstance(exc, ModuleNotFoundError) and exc.name == "serde_kit._reader"):
+        # Built but unloadable (another Python's build, a missing symbol): not the same
+        # fix as a missing compiler, so the reason says which.
+        _IMPORT_FAILURE = " ".join(str(exc).split())[:200]
 
 #: Whether the compiled reader was built and imports.
 AVAILABLE = _reader is not None
-_ON_BY_DEFAULT = False
 
 
 def _choose() -> tuple[str, str]:
     if _reader is None:
+        if _IMPORT_FAILURE:
+            return "python", f"the compiled reader does not import ({_IMPORT_FAILURE}); reinstall serde-kit"
         return "python", "the compiled reader is not built (no C compiler at install time?)"
-    if os.environ.get("SERDE_KIT_PURE_PYTHON") == "1":
+    pure = os.environ.get("SERDE_KIT_PURE_PYTHON")
+    if pure == "1":
         return "python", "SERDE_KIT_PURE_PYTHON=1"
-    if _ON_BY_DEFAULT or os.environ.get("SERDE_KIT_NATIVE") == "1":
-        return "native", "the compiled reader is built" + ("" if _ON_BY_DEFAULT else " and SERDE_KIT_NATIVE=1")
-    return "python", "the compiled reader is opt-in: set SERDE_KIT_NATIVE=1"
+    if pure not in (None, "", "0"):
+        # Any other value is a typo of the switch, not a choice: say so rather than guess.
+        return "native", "the compiled reader is built; SERDE_KIT_PURE_PYTHON is ignored, only 1 selects the pure path"
+    return "native", "the compiled reader is built; SERDE_KIT_PURE_PYTHON=1 selects the pure path"
 
 
 ACTIVE, _REASON = _choose()
