@@ -57,11 +57,14 @@ def _serializers() -> dict[str, Any]:
 
 #: Limits small enough that a row of at most 4 KiB (the campaigns' -max_len) crosses them:
 #: the compiled reader's decode_checked hands a row to the prescan when its own counts of
-#: maps and arrays pass max_containers, or of hashable typed values pass max_hash_collisions
-#: (then the row is read again with hash tracking); at the defaults (10^6 containers, 64
-#: values) few fuzz inputs get there. max_containers also lowers the decoder's small-row
-#: bound (rows above it take decode_checked rather than LoadsTyped's small-row read).
-SMALL_LIMITS = {"max_containers": 40, "max_hash_collisions": 4, "max_ext_depth": 8}
+#: maps and arrays pass max_containers, or of hashable typed values pass max_hash_collisions;
+#: the prescan says to track hashes (the row is read again by the tracking reader) only for
+#: a map of more than max_hash_collisions entries whose keys could cost more than the row's
+#: allowance if they collided, which min_work keeps out of reach of small rows at its
+#: default. At the defaults (10^6 containers, 64 values, 5 M units) few fuzz inputs get
+#: there. max_containers also lowers the decoder's small-row bound (rows above it take
+#: decode_checked rather than LoadsTyped's small-row read).
+SMALL_LIMITS = {"max_containers": 64, "max_hash_collisions": 4, "max_ext_depth": 8, "min_work": 20_000}
 
 
 def uses_small_limits(data: bytes) -> bool:

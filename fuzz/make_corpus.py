@@ -175,7 +175,7 @@ def builder_seeds() -> list[bytes]:
     path: alone (LoadsTyped's small-row read), many of them (more hashable typed values
     than max_hash_collisions), padded past SMALL_ROW or holding a 0xff byte
     (decode_checked), and with the first byte picking checks.SMALL_LIMITS."""
-    from datetime import timedelta
+    from datetime import date, timedelta
 
     import ormsgpack
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -203,8 +203,13 @@ def builder_seeds() -> list[bytes]:
         ours.dumps({"pad": "x" * 2100, "values": values}),  # past SMALL_ROW
         ours.dumps([UUID(int=i) for i in range(70)]),  # more hashable typed values than 64
         ours.dumps([datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=i) for i in range(8)]),
-        ours.dumps([[[i]] for i in range(30)]),  # more than 40 containers
-        ormsgpack.packb([{} for _ in range(50)]),
+        ours.dumps([[[i]] for i in range(35)]),  # more than 64 containers
+        ormsgpack.packb([{} for _ in range(70)]),
+        # maps of more than 4 typed or array keys: at checks.SMALL_LIMITS the prescan
+        # tells the reader to read the row again with hash tracking
+        ours.dumps({date(2000, 1, i + 1): i for i in range(16)}),
+        ours.dumps({(i, i): UUID(int=i) for i in range(16)}),
+        ours.dumps({T.Point(i, i): frozenset({i}) for i in range(16)}),
     ]
     small = [r for r in rows if len(r) < 4000]
     # Strict, at the default limits and at checks.SMALL_LIMITS (lenient is one mutated bit away).
