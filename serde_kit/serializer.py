@@ -92,8 +92,13 @@ class Serializer:
         self._small_row = self._decoder.small_row
         self._tiny_row = self._decoder.tiny_row
         self._decode_small = self._decoder.engine.decode
-        self.loads_typed = native.loads_typed(
-            self._decoder.engine, self._loads_typed, self._small_row_error, self._tiny_row, self._small_row
+        # Set through the slot itself, so a subclass's own loads_typed method still wins
+        # the lookup (and can reach this one through super()).
+        _LOADS_TYPED_SLOT.__set__(
+            self,
+            native.loads_typed(
+                self._decoder.engine, self._loads_typed, self._small_row_error, self._tiny_row, self._small_row
+            ),
         )
         _langgraph_log.install()  # LangGraph's strict-msgpack warning: once, explained
 
@@ -206,6 +211,10 @@ class Serializer:
             f", {name}=True" for name in ("lenient", "pickle_fallback") if getattr(self, name)
         )
         return f"Serializer(allowlist={self.allowlist!r}{flags})"
+
+
+#: The ``loads_typed`` slot's descriptor (a data descriptor on Serializer only).
+_LOADS_TYPED_SLOT: Any = Serializer.__dict__["loads_typed"]
 
 
 def _as_bytes(payload: Any) -> bytes:
