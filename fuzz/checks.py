@@ -223,9 +223,8 @@ def warm_up() -> None:
     charged (against the per-input timeout) for importing langgraph and friends."""
     import values  # noqa: F401
 
-    from tests.support import compare  # noqa: F401
-
     from serde_kit import native
+    from tests.support import compare  # noqa: F401
 
     serializers = _serializers()
     # In the campaign's log (fuzz/run.sh keeps it under FUZZ_WORK): which code it fuzzed.

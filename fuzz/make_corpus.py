@@ -177,10 +177,10 @@ def builder_seeds() -> list[bytes]:
     (decode_checked), and with the first byte picking checks.SMALL_LIMITS."""
     from datetime import date, timedelta
 
+    import checks
     import ormsgpack
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-    import checks
     from serde_kit import Serializer
     from tests.support import strategy_types as T
 

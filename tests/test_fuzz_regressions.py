@@ -16,6 +16,7 @@ from tests.support.fuzz_scripts import fuzz_module
 
 REPO = Path(__file__).resolve().parent.parent
 checks = fuzz_module("checks")
+_common = fuzz_module("_common")
 from serde_kit import Serializer
 from tests.support import strategy_types as T
 from tests.support.compare import assert_same
@@ -210,3 +211,32 @@ def test_the_native_fallback_charges_a_row_once(shape: str) -> None:
     expected = pure.loads(row)
     for _ in ("cold", "warm"):  # before and after the reader learned the regex's head
         assert_same_deep(expected, fast.loads(row))
+
+
+# The decode-like and native harnesses read a quarter of their inputs with
+# checks.SMALL_LIMITS, so the compiled reader's decode_checked thresholds (its own
+# counts of containers and typed values, the prescan's request to track hashes) are
+# reachable in the campaigns' 4 KiB inputs; the seed writers' selector bytes keep the
+# default limits.
+def test_a_quarter_of_selector_bytes_read_with_small_limits() -> None:
+    small = [b for b in range(256) if checks.uses_small_limits(bytes([b]))]
+    assert len(small) == 60 and small[0] == 30
+    assert not any(checks.uses_small_limits(bytes([b])) for b in (*range(10), *range(128, 138)))
+    for selector in small:
+        assert _common.split_tagged(bytes([selector]) + b"x")[0] == _common.TAGS[selector % 10]
+        limits = checks.decoding_serializer(bytes([selector])).limits
+        assert limits.max_containers == checks.SMALL_LIMITS["max_containers"]
+        assert checks.decoding_serializer(bytes([selector])).lenient == (selector >= 128)
+
+
+def test_small_limits_make_the_compiled_reader_retrack_a_row() -> None:
+    from tests.native.conftest import python_calls, require_reader
+
+    require_reader()
+    row = SER.dumps({(i, i): i for i in range(16)})  # a map of more array keys than 4
+    small = checks.decoding_serializer(bytes([30]) + row)
+    calls = python_calls(small.loads_typed, ("msgpack", row))
+    assert "prescan" in calls and "tracked_decode" in calls  # decode_checked's Retrack
+    assert small.loads_typed(("msgpack", row)) == {(i, i): i for i in range(16)}
+    default = checks.decoding_serializer(bytes([0]) + row)
+    assert "tracked_decode" not in python_calls(default.loads_typed, ("msgpack", row))
