@@ -174,7 +174,7 @@ static PyObject *decode_value(State *st, const unsigned char **pp, const unsigne
 
 static PyObject *str_int, *str_is_safe, *str_dict, *str_validator, *str_validate_python, *str_by_name;
 static PyObject *str_fields_set, *str_extra, *str_private, *str_tool_call, *str_invalid_tool_call, *str_success,
-    *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs, *str_tzinfo, *str_itemsize, *str_hasobject;
+    *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs, *str_tzinfo, *str_itemsize, *str_hasobject, *str_dtype;
 static PyObject *empty_tuple;
 static PyObject *str_check, *str_tracked, *str_decode, *str_mark, *str_redo;
 /* Raised (in C only, never through a Python frame) when the prescan of a lazy row says
@@ -1026,6 +1026,16 @@ static NOINLINE PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssiz
     PyObject *args[3] = {shape, dtype, order_obj};
     value = PyObject_Vectorcall(r->np_empty, args, 3, NULL);
     if (value != NULL) {
+        /* numpy.empty may make another dtype than the one asked for: a non-native byte
+         * order of a unitless datetime64/timedelta64 ('>m8') becomes native, a subarray
+         * dtype ('(2,)<i4') becomes more dimensions; the buffer's bytes would then be read
+         * as something else. Such arrays are Python's (soft), as is any dtype that fails. */
+        PyObject *made = PyObject_GetAttr(value, str_dtype);
+        int same = made == NULL ? -1 : made == dtype ? 1 : PyObject_RichCompareBool(made, dtype, Py_EQ);
+        Py_XDECREF(made);
+        if (same != 1) Py_CLEAR(value);
+    }
+    if (value != NULL) {
         Py_buffer view;
         if (PyObject_GetBuffer(value, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) {
             Py_CLEAR(value);
@@ -1859,7 +1869,7 @@ PyMODINIT_FUNC PyInit__reader(void) {
         {&str_private, "__pydantic_private__"}, {&str_tool_call, "tool_call"},
         {&str_invalid_tool_call, "invalid_tool_call"}, {&str_success, "success"}, {&str_error, "error"},
         {&str_tool_calls, "tool_calls"}, {&str_name, "name"}, {&str_args, "args"}, {&str_id, "id"},
-        {&str_type, "type"}, {&str_additional_kwargs, "additional_kwargs"}, {&str_tzinfo, "tzinfo"}, {&str_itemsize, "itemsize"}, {&str_hasobject, "hasobject"},
+        {&str_type, "type"}, {&str_additional_kwargs, "additional_kwargs"}, {&str_tzinfo, "tzinfo"}, {&str_itemsize, "itemsize"}, {&str_hasobject, "hasobject"}, {&str_dtype, "dtype"},
     };
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         if (*strs[i].slot == NULL && (*strs[i].slot = PyUnicode_InternFromString(strs[i].text)) == NULL) return NULL;

@@ -48,3 +48,48 @@ def test_a_deprecated_dtype_alias_warns_on_whichever_path_parses_it_first() -> N
     finally:
         cache.clear()
         cache.update(saved)
+
+
+def _array_row(spec: str, shape: list[int], buf: bytes) -> tuple[str, bytes]:
+    import ormsgpack
+
+    return ("msgpack", ormsgpack.packb(ormsgpack.Ext(6, ormsgpack.packb([spec, shape, "C", buf]))))
+
+
+@pytest.mark.parametrize(
+    ("spec", "shape", "buf"),
+    [
+        (">m8", [3], b"\x00\x00\x00\x00\x00\x00\xf0\x3f" * 3),  # the fuzz input's dtype and buffer
+        (">M8", [2], (1).to_bytes(8, "big") + (2**40).to_bytes(8, "big")),
+        (">m8", [2, 1], (5).to_bytes(8, "big") * 2),
+        ("(2,)<i4", [2], bytes(range(16))),  # numpy.empty makes a (2, 2) int32 array of it
+        ("(2,)>m8", [1], (7).to_bytes(8, "big") * 2),
+        (">m8[s]", [1], (9).to_bytes(8, "big")),  # with a unit numpy keeps the byte order: built in C
+    ],
+    ids=["timedelta64-big-endian", "datetime64-big-endian", "2d", "subarray", "subarray-timedelta64", "with-unit"],
+)
+def test_an_array_whose_dtype_numpy_empty_changes_reads_as_on_the_pure_path(
+    spec: str, shape: list[int], buf: bytes
+) -> None:
+    """fuzz_native/non-native-timedelta64-read-as-native: numpy.empty(shape, dtype('>m8'))
+    makes a native '<m8' array (unitless datetime64/timedelta64 lose a non-native byte
+    order), and a subarray dtype becomes more dimensions; the reader copied the stored
+    buffer into it, so a '>m8' array came back with its bytes read little-endian
+    (1.0's bytes as 4607182418800017408 instead of 61503). The reader now keeps only an
+    array whose dtype is the one asked for, and leaves the others to Python."""
+    from tests.support import strategy_types as T
+
+    from .conftest import assert_same_outcome
+
+    fast, pure = make_pair(allow=T.USER_TYPES)
+    enable = _array_row("<f8", [2], bytes(16))
+    fast.loads_typed(enable)  # the first array the hook builds lets the reader build arrays
+    fast.loads_typed(enable)
+    row = _array_row(spec, shape, buf)
+    assert_same_outcome(fast, pure, row, spec)
+    expected = pure.loads_typed(row)
+    got = fast.loads_typed(row)
+    assert got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    if spec.endswith("m8") and "(" not in spec:
+        assert got.dtype == np.dtype(spec)
+        assert got.astype("<i8").tolist() == np.frombuffer(buf, ">i8").reshape(shape).tolist()
