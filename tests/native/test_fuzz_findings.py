@@ -93,3 +93,20 @@ def test_an_array_whose_dtype_numpy_empty_changes_reads_as_on_the_pure_path(
     if spec.endswith("m8") and "(" not in spec:
         assert got.dtype == np.dtype(spec)
         assert got.astype("<i8").tolist() == np.frombuffer(buf, ">i8").reshape(shape).tolist()
+
+
+@pytest.mark.parametrize("spec", [">m8", ">M8", "<m8", ">m8[ms]"])
+def test_big_endian_datetime64_arrays_written_by_serde_kit_read_back_exactly(spec: str) -> None:
+    """The same finding from a real value: serde_kit writes a big-endian unitless
+    timedelta64/datetime64 array as '>m8'/'>M8', which the native path read back with
+    swapped bytes once it built arrays itself."""
+    from tests.support.compare import assert_same
+
+    fast, pure = make_pair()
+    value = np.arange(-2, 4, dtype=">i8").view(spec).reshape(2, 3)
+    stored = fast.dumps_typed(value)
+    fast.loads_typed(fast.dumps_typed(np.zeros(2)))  # the reader builds arrays from here on
+    for serializer in (pure, fast, fast):
+        got = serializer.loads_typed(stored)
+        assert_same(value, got)
+        assert got.dtype.str == value.dtype.str and got.view(">i8").tolist() == value.view(">i8").tolist()
