@@ -30,7 +30,9 @@ hashes of the values its ext hook builds (:func:`check` says which).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+import re
+import sys
+from typing import Any, Union
 
 import msgspec
 import ormsgpack
@@ -110,41 +112,314 @@ def _uniform_run(data: bytes, pos: int, first: int, width: int, left: int) -> in
 def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     """Raise if ``data`` holds what the engine cannot bound; cheap for most rows.
     True when its maps may still hold typed keys that collide (values the ext hook
-    builds: the decoder then counts their hashes), False when they cannot (no map
-    big enough, keys cheap enough, or string keys only where a map may be big).
+    builds: the decoder then counts their hashes), False when they cannot.
 
-    Its Python walk is charged to the work meter of the decode call running on
+    Its Python work is charged to the work meter of the decode call running on
     this thread; ``in_decode=True`` (the decoder) asks for that meter first
     (:class:`~serde_kit.budget.NeedsMeter`) when none is open, any other caller
     (the writer checking what its reader will read) gets one for this check.
 
-    Only a map of more entries than ``max_hash_collisions`` can hold more
-    colliding keys than that limit allows, and it starts with a map16/map32
-    header whose count says so: :func:`first_big_map` finds the first place one
-    may start, at memchr speed. A row with none is at most searched for a
-    timestamp. Otherwise what every array key after that place could cost if
-    all of them collided (:func:`flood_work`, from counts of header bytes) is
-    held to the row's allowance; a row over it is read by ormsgpack with string
-    keys only (C speed, ext payloads read only where such a map may be). Only a
-    row where that finds a non-string key, or that may exceed
-    :attr:`Limits.max_containers`, is walked by :func:`scan`, which checks the
-    keys of every map.
+    A map of fewer than :data:`CHECKED_ENTRIES` entries (a fixmap) costs at most
+    a bounded multiple of its size however its keys collide (:func:`flood_work`
+    per byte, within the meter's allowance); a larger one starts with a
+    map16/map32 header whose count says so, found at memchr speed by
+    :func:`big_map_candidates`. Where a row holds a few such bytes, each is
+    tested at C speed for being a real header (:func:`_header_home`: most are
+    bytes inside a number or a string), and each real one's keys are checked
+    exactly (:func:`_check_map_keys`: string and number keys are cheap; array
+    and typed keys are hashed, colliding ones charged to the meter and more than
+    ``max_hash_collisions`` of one hash refused). A row with more candidates, or
+    one the C-speed skip cannot read, takes the whole-row path: what every array
+    key after the first candidate could cost if all collided (:func:`flood_work`)
+    against the row's allowance, then a string-keys-only decode (C speed), and
+    only if that finds a non-string key, the walk (:func:`scan`, metered).
     """
     size = len(data)
     if size > limits.max_containers:
         if data.translate(_CLASSES).count(b"C") > limits.max_containers:
             _walk(data, limits, in_decode)
             return True
-    entries = flood_entries(limits)
-    start = first_big_map(data, entries)
-    if start >= 0 and _may_flood(data, start, limits):
-        if _in_c(lambda row: _plain_keys(row, entries), data):
-            return False  # every map that may be big has string keys only: no typed key either
-        _walk(data, limits, in_decode)
-        return True
+    candidates = big_map_candidates(data, CHECKED_ENTRIES)
+    if candidates:
+        too_many = len(candidates) > _MAX_CANDIDATES + size // _BYTES_PER_CANDIDATE
+        verdict = _UNKNOWN if too_many else _checked_in_c(data, candidates, limits)
+        if verdict is _UNKNOWN:
+            if _may_flood(data, candidates[0], limits):
+                if _in_c(lambda row: _plain_keys(row, CHECKED_ENTRIES), data):
+                    return False  # every map that may be big has string keys only: no typed key either
+                _walk(data, limits, in_decode)
+                return True
+            typed = True  # not read: typed keys stay counted by the decoder
+        else:
+            units, typed = verdict
+            if units:
+                _charge(units, "comparing map keys that share a hash value", data, limits, in_decode)
+    else:
+        typed = False
     if _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
         _walk(data, limits, in_decode)  # ormsgpack could not read it: the walk finds what is wrong
-    return False
+        return True
+    return typed
+
+
+#: Maps of this many entries or more (a map16 or map32 header) are checked; smaller
+#: ones (fixmaps) cost at most 105 key comparisons each, bounded per stored byte.
+CHECKED_ENTRIES = 16
+#: Rows with more candidate headers than this take the whole-row path (each candidate
+#: costs one C-speed skip of the row).
+_MAX_CANDIDATES = 8
+#: ... and one more per this many bytes of the row.
+_BYTES_PER_CANDIDATE = 2048
+#: Ext headers that may hold one candidate, at most, before the row takes the whole-row path.
+_MAX_COVERING_EXTS = 32
+#: Ext header bytes looked at around one candidate, at most (each costs a Python step).
+_MAX_EXT_BYTES_SEEN = 256
+_UNKNOWN: Any = object()
+_MARK = 0xC1  # never valid msgpack: the skip stops at it only where a value starts
+_TRAILING = re.compile(r"MessagePack data is malformed: trailing characters \(byte (\d+)\)")
+_MARK_HIT = re.compile(r"MessagePack data is malformed: invalid opcode '\\xc1' \(byte (\d+)\)")
+_SKIP = msgspec.msgpack.Decoder(type=msgspec.Raw)
+_RAW_ITEMS = msgspec.msgpack.Decoder(type=list[msgspec.Raw])
+_CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[Union[str, int, float, bool, None]])
+_EXT_HEAD_SIZE = {0xC7: 3, 0xC8: 4, 0xC9: 6, 0xD4: 2, 0xD5: 2, 0xD6: 2, 0xD7: 2, 0xD8: 2}
+#: How far before a position an ext header can start and still hold it.
+_EXT_REACH = {0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18, 0xC7: 3 + 0xFF, 0xC8: 4 + 0xFFFF, 0xC9: -1}
+
+
+def _charge(units: int, what: str, data: bytes, limits: Limits, in_decode: bool) -> None:
+    if in_decode or budget.current() is not None:
+        budget.charge(units, what)
+    else:
+        budget.Meter(len(data), limits).charge(units, what)
+
+
+def big_map_candidates(data: bytes, entries: int) -> list[int]:
+    """Every place a map of ``entries`` entries or more may start in ``data`` (ext payloads
+    included), in order; past ``_MAX_CANDIDATES`` plus one per ``_BYTES_PER_CANDIDATE``
+    bytes, the list is cut one longer than that.
+
+    Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
+    that large and whose entries (two bytes each at least) the rest of the row can
+    hold (the engine reads entries until the row ends, so an over-declared count
+    builds as many as fit). The header bytes are found at memchr speed.
+    """
+    size = len(data)
+    most = _MAX_CANDIDATES + size // _BYTES_PER_CANDIDATE
+    found: list[int] = []
+    for head, width in ((0xDE, 2), (0xDF, 4)):
+        pos = data.find(head)
+        while pos >= 0 and len(found) <= most:
+            count = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
+            if min(count, (size - pos - 1 - width) // 2) >= entries:
+                found.append(pos)
+            pos = data.find(head, pos + 1)
+    found.sort()
+    return found
+
+
+def _checked_in_c(data: bytes, candidates: list[int], limits: Limits) -> Any:
+    """(units, typed) for the real maps among ``candidates``: the work their colliding keys
+    cost, and whether any key holds a typed value; ``_UNKNOWN`` when the C-speed skip
+    cannot tell. Raises when a map holds too many keys of one hash."""
+    if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT and not _stack.shallow(data):
+        return _stack.on_big_stack(_check_candidates, data, candidates, limits)
+    return _check_candidates(data, candidates, limits)
+
+
+def _check_candidates(data: bytes, candidates: list[int], limits: Limits) -> Any:
+    units, typed = 0, False
+    row = _Level(data)
+    for pos in candidates:
+        home = row.home(pos)
+        if home is _UNKNOWN:
+            return _UNKNOWN
+        if home is None:
+            continue  # a byte inside a number, a string or a header: no map
+        found = _check_map_keys(home[0], home[1], limits)
+        if found is _UNKNOWN:
+            return _UNKNOWN
+        units += found[0]
+        typed = typed or found[1]
+    return units, typed
+
+
+def _skip_error(buf: bytes | bytearray | memoryview) -> str | None:
+    """The C-speed skip's complaint about ``buf`` (None: one well-formed value)."""
+    try:
+        _SKIP.decode(buf)
+    except msgspec.DecodeError as exc:
+        return str(exc)
+    except RecursionError:
+        return "too deep"
+    return None
+
+
+class _Level:
+    """One buffer the decoder reads as one msgpack value (the row, or an ext payload),
+    searched for where given bytes start a value.
+
+    A byte starts a value exactly when msgspec, skipping a copy in which that one byte
+    is 0xc1 (never valid msgpack), stops there: the skip reads every byte before it as
+    the engine would (and stops where the engine would stop, on bad bytes). Any other
+    outcome (the byte read as a number's or a length's bytes, skipped inside a payload,
+    never reached) means the engine would not start a value there either.
+    """
+
+    __slots__ = ("buf", "marked", "starts", "inner")
+
+    def __init__(self, buf: bytes) -> None:
+        self.buf = buf
+        self.marked = bytearray(buf)
+        self.starts: dict[int, bool] = {}
+        self.inner: dict[int, _Level | None] = {}
+
+    def starts_value(self, at: int) -> bool:
+        known = self.starts.get(at)
+        if known is None:
+            self.marked[at] = _MARK
+            try:
+                complaint = _skip_error(self.marked)
+            finally:
+                self.marked[at] = self.buf[at]
+            hit = _MARK_HIT.fullmatch(complaint) if complaint else None
+            known = self.starts[at] = hit is not None and int(hit.group(1)) == at
+        return known
+
+    def home(self, pos: int) -> Any:
+        """``(buffer, offset)`` where the decoder starts a value at ``buf[pos]`` (in this
+        buffer or in the payload of an ext holding it); None when it starts none;
+        ``_UNKNOWN`` when too many ext headers around it would need testing."""
+        buf = self.buf
+        head = _EXT_HEAD_SIZE.get(buf[0], 0) if buf else 0
+        if head:
+            # The buffer's value starts at 0, so an ext there is real (the common case of
+            # a row that is one typed value): no skip needed to know it holds ``pos``.
+            length = _FIXEXT[buf[0]] if buf[0] in _FIXEXT else int.from_bytes(buf[1 : head - 1], "big")
+            if head <= pos < head + length <= len(buf):
+                if 0 not in self.inner:
+                    code = int.from_bytes(buf[head - 1 : head], "big", signed=True)
+                    self.inner[0] = _Level(buf[head : head + length]) if code in _KNOWN_EXT_CODES else None
+                inner = self.inner[0]
+                return None if inner is None else inner.home(pos - head)
+        if self.starts_value(pos):
+            return self.buf, pos
+        covering = _covering_exts(self.buf, pos)
+        if covering is None:
+            return _UNKNOWN
+        for at, end in sorted(covering.items()):
+            if at in self.inner:
+                inner = self.inner[at]
+            elif self.starts_value(at):
+                head = _EXT_HEAD_SIZE[self.buf[at]]
+                code = int.from_bytes(self.buf[at + head - 1 : at + head], "big", signed=True)
+                # Only these codes hold msgpack the decoder reads; no two real exts overlap.
+                inner = self.inner[at] = _Level(self.buf[at + head : end]) if code in _KNOWN_EXT_CODES else None
+            else:
+                continue
+            if inner is None:
+                return None
+            head = _EXT_HEAD_SIZE[self.buf[at]]
+            return inner.home(pos - at - head)
+        return None
+
+
+def _covering_exts(buf: bytes, pos: int) -> dict[int, int] | None:
+    """Ext header bytes before ``pos`` whose declared payload holds ``pos``: start -> payload
+    end. None when there are more than ``_MAX_COVERING_EXTS`` of them."""
+    found: dict[int, int] = {}
+    size = len(buf)
+    seen = 0
+    for head, reach in _EXT_REACH.items():
+        start = 0 if reach < 0 else max(0, pos - reach)
+        at = buf.rfind(head, start, pos)
+        while at >= 0:
+            seen += 1
+            if seen > _MAX_EXT_BYTES_SEEN:
+                return None
+            size_head = _EXT_HEAD_SIZE[head]
+            length = _FIXEXT[head] if head in _FIXEXT else int.from_bytes(buf[at + 1 : at + size_head - 1], "big")
+            payload = at + size_head
+            if payload <= pos < payload + length <= size:
+                found[at] = payload + length
+                if len(found) > _MAX_COVERING_EXTS:
+                    return None
+            at = buf.rfind(head, start, at)
+    return found
+
+
+def _check_map_keys(buf: bytes, pos: int, limits: Limits) -> Any:
+    """(units, typed) for the map whose header is at ``buf[pos]``: what comparing its keys
+    that share a hash costs, and whether a key holds a typed value. ``_UNKNOWN`` for a
+    map that does not parse (a count beyond the row: the walk reports it). Raises when
+    more than ``max_hash_collisions`` keys share one hash."""
+    complaint = _skip_error(memoryview(buf)[pos:])
+    if complaint is None:
+        end = len(buf)
+    else:
+        trailing = _TRAILING.fullmatch(complaint)
+        if trailing is None:
+            return _UNKNOWN
+        end = pos + int(trailing.group(1))
+    width = 2 if buf[pos] == 0xDE else 4
+    count = int.from_bytes(buf[pos + 1 : pos + 1 + width], "big")
+    # The entries as an array of 2 x count values: keys at the even places.
+    items = _RAW_ITEMS.decode(b"\xdd" + (2 * count).to_bytes(4, "big") + buf[pos + 1 + width : end])
+    keys = b"\xdd" + count.to_bytes(4, "big") + b"".join(items[0::2])
+    try:
+        _CHEAP_KEYS.decode(keys)
+        return 0, False  # strings and numbers: hashes not aimed (strings) or few per value (numbers)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass
+    try:
+        values = [_as_key(key) for key in _KEY_DECODER.decode(keys)]
+    except (msgspec.DecodeError, RecursionError):
+        return _UNKNOWN
+    return _collision_units(values, limits)
+
+
+def _collision_units(keys: list[Any], limits: Limits) -> Any:
+    """(units, typed): what comparing the ``keys`` of one map that share a hash costs
+    (:func:`key_units` per pair, the smaller key of each), whether any holds a typed
+    value; raises past ``max_hash_collisions`` of one hash (or for a key that cannot be
+    hashed, as the engine would)."""
+    try:
+        hashes = [hash(key) for key in keys]
+    except TypeError:  # a key holding a map: msgspec refuses it too
+        raise MalformedDataError("not valid msgpack data: map keys must be hashable (a key holds a map)") from None
+    groups: dict[int, list[Any]] = {}
+    for value, found in zip(keys, hashes):
+        groups.setdefault(found, []).append(value)
+    typed = any(_holds_typed(key) for key in keys)
+    units = 0
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        if len(group) > limits.max_hash_collisions:
+            raise limits.refuse("max_hash_collisions", "map keys sharing one hash value", len(group))
+        costs = sorted(key_units(key) for key in group)
+        # Each pair costs about the smaller key: the i-th smallest is the smaller of len - 1 - i pairs.
+        units += sum(cost * (len(costs) - 1 - i) for i, cost in enumerate(costs))
+        units += FLOOD_UNITS_PER_PAIR * len(costs) * (len(costs) - 1) // 2
+    return units, typed
+
+
+def key_units(key: Any) -> int:
+    """Work units of comparing ``key`` (as the prescan decodes it: typed values as
+    ``(code, payload)``) with an equal-hashed key of at least its size."""
+    items = key if type(key) is tuple else (key,)
+    units = 0
+    for item in items:
+        if type(item) is _Ext:  # a typed value: compared in Python
+            units += FLOOD_UNITS_PER_TYPED_VALUE + FLOOD_UNITS_PER_BYTE * len(item.payload)
+        elif type(item) in (str, bytes):
+            units += FLOOD_UNITS_PER_ELEMENT + FLOOD_UNITS_PER_BYTE * len(item)
+        else:
+            units += FLOOD_UNITS_PER_ELEMENT
+    return units
+
+
+def _holds_typed(key: Any) -> bool:
+    return type(key) is _Ext or type(key) is tuple and any(type(item) is _Ext for item in key)
 
 
 #: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
@@ -162,13 +437,17 @@ def _in_c(check: Callable[[bytes], bool], data: bytes) -> bool:
 
 
 def _walk(data: bytes, limits: Limits, in_decode: bool) -> None:
-    """:func:`scan`, charged to the call's work meter (it runs in Python)."""
-    work = len(data) * budget.WALK_UNITS_PER_BYTE
+    """:func:`scan`, charged to the call's work meter (it runs in Python), and then what
+    comparing the keys it found sharing a hash costs."""
     if in_decode or budget.current() is not None:
-        budget.charge(work, "the prescan's walk over the row")
+        meter = budget.current()
+        budget.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
     else:
-        budget.Meter(len(data), limits).charge(work, "the prescan's walk over the row")
-    scan(data, limits)
+        meter = budget.Meter(len(data), limits)
+        meter.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
+    units = scan(data, limits)
+    if units and meter is not None:
+        meter.charge(units, "comparing map keys that share a hash value")
 
 
 def may_hold_big_map(data: bytes, entries: int) -> bool:
@@ -362,8 +641,9 @@ def _may_hold_timestamp(data: bytes) -> bool:
     return False
 
 
-def scan(data: bytes, limits: Limits) -> None:
-    """Raise if ``data`` holds too many containers, a hash-flooded map or a timestamp.
+def scan(data: bytes, limits: Limits) -> int:
+    """Raise if ``data`` holds too many containers, a hash-flooded map or a timestamp;
+    return the work units its maps' array keys that share a hash cost to compare.
 
     Malformed structure found on the way raises :class:`MalformedDataError`;
     anything else malformed is left to the decoder, which reports it.
@@ -372,6 +652,7 @@ def scan(data: bytes, limits: Limits) -> None:
     end = len(data)
     max_containers = limits.max_containers
     containers = 0
+    units = 0
     pos = 0
     # Frame: [values left, is map, array-key spans or None, ext depth, region end or -1, key span or None]
     stack: list[list[Any]] = [[1, False, None, 0, -1, None]]
@@ -382,8 +663,8 @@ def scan(data: bytes, limits: Limits) -> None:
             stack.pop()
             if frame[5] is not None:
                 frame[5][1] = pos
-            if frame[2] is not None and len(frame[2]) > limits.max_hash_collisions:
-                _check_key_collisions(view, frame[2], limits)
+            if frame[2] is not None and len(frame[2]) > 1:
+                units += _check_key_collisions(view, frame[2], limits)
             if frame[4] >= 0:
                 if pos > frame[4]:
                     raise MalformedDataError("an ext payload is shorter than the value it holds")
@@ -454,21 +735,31 @@ def scan(data: bytes, limits: Limits) -> None:
             key_span = [pos - 1 if first <= 0x9F else pos - 1 - _CONTAINER_WIDTH[first], -1]
             spans.append(key_span)
         stack.append([count * 2 if opens_map else count, opens_map, None, frame[3], -1, key_span])
+    return units
 
 
-_KEY_DECODER = msgspec.msgpack.Decoder(ext_hook=lambda code, data: (code, bytes(data)))
+class _Ext:
+    """A typed value in a map key, as the prescan sees it: its code and payload (the value
+    the ext hook builds, and so its hash, is the decoder's to count)."""
+
+    __slots__ = ("code", "payload")
+
+    def __init__(self, code: int, payload: memoryview) -> None:
+        self.code, self.payload = code, bytes(payload)
 
 
-def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limits) -> None:
-    """Raise when too many of one map's array keys (given as byte spans) share a hash."""
+_KEY_DECODER = msgspec.msgpack.Decoder(ext_hook=_Ext)
+
+
+def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limits) -> int:
+    """Work units of comparing one map's array keys (given as byte spans) that share a
+    hash; raises when more than ``max_hash_collisions`` of them do."""
     try:
         keys = [_as_key(_KEY_DECODER.decode(view[start:stop])) for start, stop in spans]
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
-    try:
-        budget.check_hash_collisions(keys, limits, "map keys")
-    except TypeError:  # an array key holding a map: msgspec would refuse it too
-        raise MalformedDataError("not valid msgpack data: map keys must be hashable (an array key holds a map)") from None
+    units: int = _collision_units(keys, limits)[0]
+    return units
 
 
 def _as_key(value: Any) -> Any:
