@@ -29,7 +29,8 @@ hashes of the values its ext hook builds (:func:`check` says which).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+import collections
 import re
 import sys
 from typing import Any, Union
@@ -141,7 +142,7 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
             return True
     candidates = big_map_candidates(data, CHECKED_ENTRIES)
     if candidates:
-        too_many = len(candidates) > _MAX_CANDIDATES + size // _BYTES_PER_CANDIDATE
+        too_many = len(candidates) > _candidate_cap(size)
         verdict = _UNKNOWN if too_many else _checked_in_c(data, candidates, limits)
         if verdict is _UNKNOWN:
             if _may_flood(data, candidates[0], limits):
@@ -169,10 +170,11 @@ CHECKED_ENTRIES = 16
 #: costs one C-speed skip of the row).
 _MAX_CANDIDATES = 8
 #: ... and one more per this many bytes of the row.
-_BYTES_PER_CANDIDATE = 2048
-#: Ext headers that may hold one candidate, at most, before the row takes the whole-row path.
-_MAX_COVERING_EXTS = 32
-#: Ext header bytes looked at around one candidate, at most (each costs a Python step).
+_BYTES_PER_CANDIDATE = 512
+#: ... and never more than this many (each costs Python steps and a few C-speed scans).
+_MOST_CANDIDATES = 128
+#: Rounds of ext headers tested around the candidates of one buffer, at most (each
+#: round costs a skip of the buffer).
 _MAX_EXT_BYTES_SEEN = 256
 _UNKNOWN: Any = object()
 _MARK = 0xC1  # never valid msgpack: the skip stops at it only where a value starts
@@ -183,7 +185,7 @@ _RAW_ITEMS = msgspec.msgpack.Decoder(type=list[msgspec.Raw])
 _CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[Union[str, int, float, bool, None]])
 _EXT_HEAD_SIZE = {0xC7: 3, 0xC8: 4, 0xC9: 6, 0xD4: 2, 0xD5: 2, 0xD6: 2, 0xD7: 2, 0xD8: 2}
 #: How far before a position an ext header can start and still hold it.
-_EXT_REACH = {0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18, 0xC7: 3 + 0xFF, 0xC8: 4 + 0xFFFF, 0xC9: -1}
+_EXT_REACH = {0xC7: 3 + 0xFF, 0xC8: 4 + 0xFFFF, 0xC9: -1, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
 
 
 def _charge(units: int, what: str, data: bytes, limits: Limits, in_decode: bool) -> None:
@@ -193,10 +195,13 @@ def _charge(units: int, what: str, data: bytes, limits: Limits, in_decode: bool)
         budget.Meter(len(data), limits).charge(units, what)
 
 
+def _candidate_cap(size: int) -> int:
+    return min(_MOST_CANDIDATES, _MAX_CANDIDATES + size // _BYTES_PER_CANDIDATE)
+
+
 def big_map_candidates(data: bytes, entries: int) -> list[int]:
     """Every place a map of ``entries`` entries or more may start in ``data`` (ext payloads
-    included), in order; past ``_MAX_CANDIDATES`` plus one per ``_BYTES_PER_CANDIDATE``
-    bytes, the list is cut one longer than that.
+    included), in order; past :func:`_candidate_cap` of them, the list is cut one longer.
 
     Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
     that large and whose entries (two bytes each at least) the rest of the row can
@@ -204,7 +209,7 @@ def big_map_candidates(data: bytes, entries: int) -> list[int]:
     builds as many as fit). The header bytes are found at memchr speed.
     """
     size = len(data)
-    most = _MAX_CANDIDATES + size // _BYTES_PER_CANDIDATE
+    most = _candidate_cap(size)
     found: list[int] = []
     for head, width in ((0xDE, 2), (0xDF, 4)):
         pos = data.find(head)
@@ -228,14 +233,11 @@ def _checked_in_c(data: bytes, candidates: list[int], limits: Limits) -> Any:
 
 def _check_candidates(data: bytes, candidates: list[int], limits: Limits) -> Any:
     units, typed = 0, False
-    row = _Level(data)
-    for pos in candidates:
-        home = row.home(pos)
-        if home is _UNKNOWN:
-            return _UNKNOWN
-        if home is None:
-            continue  # a byte inside a number, a string or a header: no map
-        found = _check_map_keys(home[0], home[1], limits)
+    homes = _Level(data).homes(candidates)
+    if homes is _UNKNOWN:
+        return _UNKNOWN
+    for buf, pos in homes:
+        found = _check_map_keys(buf, pos, limits)
         if found is _UNKNOWN:
             return _UNKNOWN
         units += found[0]
@@ -254,97 +256,140 @@ def _skip_error(buf: bytes | bytearray | memoryview) -> str | None:
     return None
 
 
+#: Header bytes followed by a length or count: a byte up to four places after one may be
+#: part of that length, which a 0xc1 written there would change.
+_LENGTH_HEADERS = bytes([0xC4, 0xC5, 0xC6, 0xC7, 0xC8, 0xC9, 0xD9, 0xDA, 0xDB, 0xDC, 0xDD, 0xDE, 0xDF])
+
+
 class _Level:
     """One buffer the decoder reads as one msgpack value (the row, or an ext payload),
-    searched for where given bytes start a value.
+    searched for the places where given bytes start a value.
 
-    A byte starts a value exactly when msgspec, skipping a copy in which that one byte
-    is 0xc1 (never valid msgpack), stops there: the skip reads every byte before it as
-    the engine would (and stops where the engine would stop, on bad bytes). Any other
-    outcome (the byte read as a number's or a length's bytes, skipped inside a payload,
-    never reached) means the engine would not start a value there either.
+    msgspec skips a copy of the buffer (at C speed, building nothing) in which those
+    bytes are 0xc1, never valid msgpack: it stops at the first one that starts a value,
+    having read every byte before it as the engine would (and stopping where the engine
+    would stop, on bad bytes). That byte is put back and the skip runs again, until it
+    stops at none. A 0xc1 inside a string, bin, number or ext payload is skipped with
+    it; only one inside a length or count would change what follows, so a byte up to
+    four places after a header that carries one is tested on its own.
     """
 
-    __slots__ = ("buf", "marked", "starts", "inner")
+    __slots__ = ("buf", "_marked", "_known")
 
     def __init__(self, buf: bytes) -> None:
         self.buf = buf
-        self.marked = bytearray(buf)
-        self.starts: dict[int, bool] = {}
-        self.inner: dict[int, _Level | None] = {}
+        self._marked: bytearray | None = None
+        self._known: dict[int, bool] = {0: True}  # the buffer's value starts at 0
 
-    def starts_value(self, at: int) -> bool:
-        known = self.starts.get(at)
-        if known is None:
-            self.marked[at] = _MARK
-            try:
-                complaint = _skip_error(self.marked)
-            finally:
-                self.marked[at] = self.buf[at]
-            hit = _MARK_HIT.fullmatch(complaint) if complaint else None
-            known = self.starts[at] = hit is not None and int(hit.group(1)) == at
-        return known
+    def starts(self, places: list[int]) -> set[int]:
+        """Which of ``places`` start a value in this buffer."""
+        buf, known = self.buf, self._known
+        todo = [at for at in places if at not in known]
+        if todo:
+            if self._marked is None:
+                self._marked = bytearray(buf)
+            alone = [at for at in todo if buf[max(0, at - 4) : at].translate(None, _LENGTH_HEADERS) != buf[max(0, at - 4) : at]]
+            together = [at for at in todo if at not in alone]
+            for group in [together, *([at] for at in alone)]:
+                if group:
+                    self._run(group)
+        return {at for at in places if known[at]}
 
-    def home(self, pos: int) -> Any:
-        """``(buffer, offset)`` where the decoder starts a value at ``buf[pos]`` (in this
-        buffer or in the payload of an ext holding it); None when it starts none;
-        ``_UNKNOWN`` when too many ext headers around it would need testing."""
+    def _run(self, group: list[int]) -> None:
+        buf, marked, known = self.buf, self._marked, self._known
+        assert marked is not None
+        for at in group:
+            marked[at] = _MARK
+            known[at] = False
+        try:
+            while True:
+                complaint = _skip_error(marked)
+                hit = _MARK_HIT.fullmatch(complaint) if complaint else None
+                if hit is None:
+                    return
+                at = int(hit.group(1))
+                if at not in group or known[at]:
+                    return  # the buffer's own 0xc1: the engine stops there too
+                known[at] = True
+                marked[at] = buf[at]
+        finally:
+            for at in group:
+                marked[at] = buf[at]
+
+    def homes(self, candidates: list[int]) -> Any:
+        """``(buffer, offset)`` for each of ``candidates`` where the decoder starts a value
+        (in this buffer or in the payload of an ext holding it); ``_UNKNOWN`` when too many
+        ext headers around one would need testing."""
         buf = self.buf
-        head = _EXT_HEAD_SIZE.get(buf[0], 0) if buf else 0
-        if head:
-            # The buffer's value starts at 0, so an ext there is real (the common case of
-            # a row that is one typed value): no skip needed to know it holds ``pos``.
-            length = _FIXEXT[buf[0]] if buf[0] in _FIXEXT else int.from_bytes(buf[1 : head - 1], "big")
-            if head <= pos < head + length <= len(buf):
-                if 0 not in self.inner:
-                    code = int.from_bytes(buf[head - 1 : head], "big", signed=True)
-                    self.inner[0] = _Level(buf[head : head + length]) if code in _KNOWN_EXT_CODES else None
-                inner = self.inner[0]
-                return None if inner is None else inner.home(pos - head)
-        if self.starts_value(pos):
-            return self.buf, pos
-        covering = _covering_exts(self.buf, pos)
-        if covering is None:
-            return _UNKNOWN
-        for at, end in sorted(covering.items()):
-            if at in self.inner:
-                inner = self.inner[at]
-            elif self.starts_value(at):
-                head = _EXT_HEAD_SIZE[self.buf[at]]
-                code = int.from_bytes(self.buf[at + head - 1 : at + head], "big", signed=True)
-                # Only these codes hold msgpack the decoder reads; no two real exts overlap.
-                inner = self.inner[at] = _Level(self.buf[at + head : end]) if code in _KNOWN_EXT_CODES else None
-            else:
+        starting = self.starts(candidates)
+        out: list[tuple[bytes, int]] = [(buf, at) for at in candidates if at in starting]
+        # The rest may lie in the payload of an ext at this level: its header precedes
+        # them and its declared length reaches past them. Real exts at one level never
+        # overlap, so the first (nearest) one found real is the only one.
+        inside: dict[tuple[int, int], list[int]] = {}
+        pending: dict[int, Iterator[tuple[int, int]]] = {}
+        whole = _ext_span(buf, 0)  # a buffer that is one ext: the ext holds every candidate
+        for pos in candidates:
+            if pos in starting:
                 continue
-            if inner is None:
-                return None
-            head = _EXT_HEAD_SIZE[self.buf[at]]
-            return inner.home(pos - at - head)
+            if whole is not None and whole[0] <= pos < whole[1]:
+                inside.setdefault((0, whole[1]), []).append(pos)
+                continue
+            pending[pos] = _covering_exts(buf, pos)
+        # Each round tests the next ext header that may hold each candidate, all in one skip.
+        for _ in range(_MAX_EXT_BYTES_SEEN):
+            if not pending:
+                break
+            tried: dict[int, tuple[int, int]] = {}
+            for pos, headers in list(pending.items()):
+                found = next(headers, None)
+                if found is None:
+                    del pending[pos]  # held by no ext: inside a number, a string or a header
+                else:
+                    tried[pos] = found
+            real = self.starts(sorted({at for at, _ in tried.values()}))
+            for pos, (at, end) in tried.items():
+                if at in real:
+                    inside.setdefault((at, end), []).append(pos)
+                    del pending[pos]
+        else:
+            if pending:
+                return _UNKNOWN
+        for (at, end), places in inside.items():
+            head = _EXT_HEAD_SIZE[buf[at]]
+            code = int.from_bytes(buf[at + head - 1 : at + head], "big", signed=True)
+            if code not in _KNOWN_EXT_CODES:
+                continue  # a payload the decoder does not read as msgpack
+            found = _Level(buf[at + head : end]).homes([pos - at - head for pos in places])
+            if found is _UNKNOWN:
+                return _UNKNOWN
+            out.extend(found)
+        return out
+
+
+def _ext_span(buf: bytes, at: int) -> tuple[int, int] | None:
+    """(payload start, payload end) of an ext header at ``buf[at]`` that fits, else None."""
+    head = _EXT_HEAD_SIZE.get(buf[at]) if at < len(buf) else None
+    if head is None:
         return None
+    length = _FIXEXT[buf[at]] if buf[at] in _FIXEXT else int.from_bytes(buf[at + 1 : at + head - 1], "big")
+    return (at + head, at + head + length) if at + head + length <= len(buf) else None
 
 
-def _covering_exts(buf: bytes, pos: int) -> dict[int, int] | None:
-    """Ext header bytes before ``pos`` whose declared payload holds ``pos``: start -> payload
-    end. None when there are more than ``_MAX_COVERING_EXTS`` of them."""
-    found: dict[int, int] = {}
+def _covering_exts(buf: bytes, pos: int) -> Iterator[tuple[int, int]]:
+    """Ext header bytes before ``pos`` whose declared payload holds ``pos``, with their
+    payload's end (ext8 first, the usual header of a small typed value; nearest first)."""
     size = len(buf)
-    seen = 0
     for head, reach in _EXT_REACH.items():
-        start = 0 if reach < 0 else max(0, pos - reach)
-        at = buf.rfind(head, start, pos)
+        low = 0 if reach < 0 else max(0, pos - reach)
+        size_head = _EXT_HEAD_SIZE[head]
+        at = buf.rfind(head, low, pos)
         while at >= 0:
-            seen += 1
-            if seen > _MAX_EXT_BYTES_SEEN:
-                return None
-            size_head = _EXT_HEAD_SIZE[head]
             length = _FIXEXT[head] if head in _FIXEXT else int.from_bytes(buf[at + 1 : at + size_head - 1], "big")
             payload = at + size_head
             if payload <= pos < payload + length <= size:
-                found[at] = payload + length
-                if len(found) > _MAX_COVERING_EXTS:
-                    return None
-            at = buf.rfind(head, start, at)
-    return found
+                yield at, payload + length
+            at = buf.rfind(head, low, at)
 
 
 def _check_map_keys(buf: bytes, pos: int, limits: Limits) -> Any:
@@ -370,30 +415,35 @@ def _check_map_keys(buf: bytes, pos: int, limits: Limits) -> Any:
         return 0, False  # strings and numbers: hashes not aimed (strings) or few per value (numbers)
     except (msgspec.ValidationError, msgspec.DecodeError):
         pass
+    typed: list[int] = []
     try:
-        values = [_as_key(key) for key in _KEY_DECODER.decode(keys)]
+        values = msgspec.msgpack.Decoder(ext_hook=lambda code, data: typed.append(code) or _Ext(code, data)).decode(keys)
     except (msgspec.DecodeError, RecursionError):
         return _UNKNOWN
-    return _collision_units(values, limits)
+    # Arrays as keys become tuples (one holding an array cannot be hashed: the engine
+    # refuses it too, and so does hashing it here).
+    return _collision_units([tuple(key) if type(key) is list else key for key in values], limits, bool(typed))
 
 
-def _collision_units(keys: list[Any], limits: Limits) -> Any:
+def _collision_units(keys: list[Any], limits: Limits, typed: bool) -> Any:
     """(units, typed): what comparing the ``keys`` of one map that share a hash costs
-    (:func:`key_units` per pair, the smaller key of each), whether any holds a typed
-    value; raises past ``max_hash_collisions`` of one hash (or for a key that cannot be
-    hashed, as the engine would)."""
+    (:func:`key_units` of the smaller key, per pair), and ``typed``; raises past
+    ``max_hash_collisions`` keys of one hash (or for a key that cannot be hashed, as
+    the engine would)."""
     try:
-        hashes = [hash(key) for key in keys]
-    except TypeError:  # a key holding a map: msgspec refuses it too
-        raise MalformedDataError("not valid msgpack data: map keys must be hashable (a key holds a map)") from None
+        hashes = list(map(hash, keys))
+    except TypeError:  # a key holding a map or an array: msgspec refuses it too
+        raise MalformedDataError("not valid msgpack data: map keys must be hashable (a key holds a map or an array)") from None
+    counts = collections.Counter(hashes)
+    units = 0
+    if len(counts) == len(hashes):
+        return units, typed  # no two keys share a hash: none is compared
+    shared = {found for found, count in counts.items() if count > 1}
     groups: dict[int, list[Any]] = {}
     for value, found in zip(keys, hashes):
-        groups.setdefault(found, []).append(value)
-    typed = any(_holds_typed(key) for key in keys)
-    units = 0
+        if found in shared:
+            groups.setdefault(found, []).append(value)
     for group in groups.values():
-        if len(group) < 2:
-            continue
         if len(group) > limits.max_hash_collisions:
             raise limits.refuse("max_hash_collisions", "map keys sharing one hash value", len(group))
         costs = sorted(key_units(key) for key in group)
@@ -416,10 +466,6 @@ def key_units(key: Any) -> int:
         else:
             units += FLOOD_UNITS_PER_ELEMENT
     return units
-
-
-def _holds_typed(key: Any) -> bool:
-    return type(key) is _Ext or type(key) is tuple and any(type(item) is _Ext for item in key)
 
 
 #: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
@@ -758,7 +804,7 @@ def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limi
         keys = [_as_key(_KEY_DECODER.decode(view[start:stop])) for start, stop in spans]
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
-    units: int = _collision_units(keys, limits)[0]
+    units: int = _collision_units(keys, limits, False)[0]
     return units
 
 
