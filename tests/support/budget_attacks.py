@@ -420,3 +420,9 @@ def maps_of_long_colliding_keys(maps: int = 10, count: int = 64, length: int = 3
     else:
         one = bytes([0x80 | count]) + entries  # a fixmap: count at most 15
     return b"\xdd" + maps.to_bytes(4, "big") + one * maps
+
+
+def in_tuple_ext(inner: bytes) -> bytes:
+    """``inner`` (stored msgpack) as the one item of a typed tuple (an ext 0 envelope)."""
+    payload = b"\x93" + pack("builtins") + pack("tuple") + b"\x91" + inner
+    return b"\xc9" + len(payload).to_bytes(4, "big") + b"\x00" + payload
