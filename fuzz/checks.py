@@ -164,7 +164,11 @@ def warm_up() -> None:
 
     from tests.support import compare  # noqa: F401
 
+    from serde_kit import native
+
     serializers = _serializers()
+    # In the campaign's log (fuzz/run.sh keeps it under FUZZ_WORK): which code it fuzzed.
+    print(f"fuzz: {native.reason()}", file=sys.stderr, flush=True)
     if os.environ.get("SERDE_KIT_NATIVE") == "1":
         # A native campaign must not quietly fuzz the pure path (reader not built, or
         # SERDE_KIT_PURE_PYTHON also set): its executions would be recorded for the wrong code.

@@ -7,7 +7,9 @@
 #   FUZZ_HARNESSES=fuzz_native fuzz/run.sh 60   # compiled reader vs pure path (seeds: its own + fuzz_decode's)
 #   FUZZ_NATIVE=1 FUZZ_HARNESSES="fuzz_decode fuzz_resources fuzz_cost" fuzz/run.sh 60
 #                                  # the harnesses read with the compiled reader (SERDE_KIT_NATIVE=1;
-#                                  # a harness refuses to start if the reader is not the one reading)
+#                                  # a harness refuses to start if the reader is not the one reading);
+#                                  # without FUZZ_NATIVE=1 they read with the pure path
+#                                  # (SERDE_KIT_PURE_PYTHON=1), which serde_kit no longer picks by default
 #   FUZZ_WORK=/tmp/fz fuzz/run.sh 60   # keep the grown corpora and logs in /tmp/fz/<harness>
 # New interesting inputs go to a scratch dir, not the committed seed corpus;
 # crashes land in fuzz/crashes/<harness>/ (git-ignored). Exit 1 if any harness crashed.
@@ -16,7 +18,11 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
 PY="${PYTHON:-.venv/bin/python}"
 HARNESSES="${FUZZ_HARNESSES:-fuzz_decode fuzz_resources fuzz_cost fuzz_roundtrip fuzz_encrypted}"
-if [[ "${FUZZ_NATIVE:-}" == 1 ]]; then export SERDE_KIT_NATIVE=1 SERDE_KIT_REQUIRE_NATIVE=1; fi
+if [[ "${FUZZ_NATIVE:-}" == 1 ]]; then
+    export SERDE_KIT_NATIVE=1 SERDE_KIT_REQUIRE_NATIVE=1
+else
+    export SERDE_KIT_PURE_PYTHON=1  # fuzz_native still reads with both: it picks each path itself
+fi
 if [[ -n "${FUZZ_WORK:-}" ]]; then
     SCRATCH="$FUZZ_WORK"; mkdir -p "$SCRATCH"
 else

@@ -34,6 +34,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <datetime.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -65,7 +67,9 @@ enum {
     KIND_DECIMAL = 10, /* cls(text) for an exact str of at most min(limit, 64) characters [+-]digits[.digits] */
     KIND_SET = 11,     /* cls(items) (set, frozenset) for a list of at most limit items, none a list */
     KIND_ZONE = 12,    /* cls(key) (ZoneInfo) for an exact str of at most limit characters */
-    KIND_LAST = 12
+    KIND_DEQUE = 13,   /* cls(items) for a list (ext 0), cls(items, maxlen) for [list, None or int] (ext 1) */
+    KIND_PATH = 14,    /* cls(*parts) for a list of str: a pathlib class's own constructor */
+    KIND_LAST = 14
 };
 /* KIND_ISO, DECIMAL, SET and ZONE carry one limit (Entry.limit): what the Python rebuilder
  * checks first; beyond it, and on any failure, that rebuilder decides (and raises). */
@@ -102,6 +106,8 @@ typedef struct {
     PyObject *cls;
     PyObject *param;
     Py_ssize_t limit; /* KIND_ISO, DECIMAL, SET, ZONE: see the kinds */
+    PyObject *names;  /* KIND_MESSAGE: frozenset of its field names (each message's fields set is a copy) */
+    PyObject *checks; /* KIND_MESSAGE: bytes, the check of each field (param[1] as one byte each) */
 } Entry;
 
 typedef struct {
@@ -207,6 +213,34 @@ static PyObject *make_key(const unsigned char *p, Py_ssize_t n) {
     }
     Py_XSETREF(*slot, Py_NewRef(s));
     return s;
+}
+
+/* Put a field name Python registered into the key cache, so that keys read with its
+ * text are that very object and field checks match by pointer (same_str).  Only what
+ * make_key itself would cache; a later key of another text may take the slot back
+ * (checks then compare text, as before). */
+static int seed_key(PyObject *name) {
+    if (!PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name)) return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+    if (n == 0 || n > KEY_CACHE_MAX_LEN) return 0;
+    const unsigned char *p = (const unsigned char *)PyUnicode_DATA(name);
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    if (PyObject_Hash(name) == -1) return -1;
+    Py_XSETREF(key_cache[h & (KEY_CACHE_SIZE - 1)], Py_NewRef(name));
+    return 0;
+}
+
+/* seed_key for each str of a tuple (others are skipped). */
+static int seed_keys(PyObject *names) {
+    if (!PyTuple_CheckExact(names)) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+        if (seed_key(PyTuple_GET_ITEM(names, i)) < 0) return -1;
+    }
+    return 0;
 }
 
 /* --- the table of envelope heads ---------------------------------------- */
@@ -322,6 +356,26 @@ static void leave_ext(void) {
 
 static int exact_int(PyObject *o) { return Py_IS_TYPE(o, &PyLong_Type); }
 
+/* The first n items of a list of exact ints as C ints; 0 when one does not fit an int. */
+static int c_ints(PyObject *list, int *out, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyList_GET_ITEM(list, i);
+        if (!exact_int(o)) return 0;
+        int overflow = 0;
+        long v = PyLong_AsLongAndOverflow(o, &overflow);
+        if (overflow || v < INT_MIN || v > INT_MAX) return 0;
+        out[i] = (int)v;
+    }
+    return 1;
+}
+
+static int hex_digit(unsigned char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
 /* --- curated langchain-core messages -------------------------------------------
  *
  * The same shape test as serde_kit.ext.langchain.fast_builder, or a stricter one: what
@@ -432,8 +486,8 @@ static int content_shape(PyObject *v) {
 }
 
 /* param = (names, checks, expected_type, allows_extra, ai or None); see register. */
-static int message_shape(PyObject *stored, PyObject *param) {
-    PyObject *names = PyTuple_GET_ITEM(param, 0), *checks = PyTuple_GET_ITEM(param, 1);
+static int message_shape(PyObject *stored, PyObject *param, const char *check_codes) {
+    PyObject *names = PyTuple_GET_ITEM(param, 0);
     PyObject *expected = PyTuple_GET_ITEM(param, 2), *ai = PyTuple_GET_ITEM(param, 4);
     if (!PyDict_CheckExact(stored) || PyDict_GET_SIZE(stored) != PyTuple_GET_SIZE(names)) return 0;
     Py_ssize_t pos = 0, i = 0;
@@ -441,7 +495,7 @@ static int message_shape(PyObject *stored, PyObject *param) {
     while (PyDict_Next(stored, &pos, &key, &v)) {
         if (!same_str(key, PyTuple_GET_ITEM(names, i))) return 0;
         int ok = 0;
-        switch (PyLong_AsLong(PyTuple_GET_ITEM(checks, i))) {
+        switch (check_codes[i]) {
         case CHECK_ANY: ok = 1; break;
         case CHECK_TYPE: ok = same_str(v, expected); break;
         case CHECK_DICT: ok = PyDict_CheckExact(v); break;
@@ -471,21 +525,128 @@ static int message_shape(PyObject *stored, PyObject *param) {
     return 1;
 }
 
+/* object.__setattr__(obj, name, value), with the step that one takes for a writable
+ * object slot (a __slots__ member) done here: the same store, without the generic
+ * call's overhead.  Anything else takes the generic path. */
+static int set_attr(PyObject *obj, PyObject *name, PyObject *value) {
+    PyObject *descr = _PyType_Lookup(Py_TYPE(obj), name); /* borrowed; the type's attribute cache */
+    if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY) &&
+            PyObject_TypeCheck(obj, ((PyDescrObject *)descr)->d_type)) {
+            PyObject **slot = (PyObject **)((char *)obj + member->offset);
+            Py_XSETREF(*slot, Py_NewRef(value));
+            return 0;
+        }
+    }
+    return PyObject_GenericSetAttr(obj, name, value);
+}
+
 /* The message object with `stored` as its state, as the Python fast builder makes it. */
-static PyObject *install_message(PyObject *cls, PyObject *stored, PyObject *param) {
-    PyObject *obj = PyBaseObject_Type.tp_new((PyTypeObject *)cls, empty_tuple, NULL);
+static PyObject *install_message(Entry *e, PyObject *stored) {
+    PyObject *obj = PyBaseObject_Type.tp_new((PyTypeObject *)e->cls, empty_tuple, NULL);
     if (obj == NULL) return NULL;
-    PyObject *fields_set = PySet_New(PyTuple_GET_ITEM(param, 0));
-    PyObject *extra = PyTuple_GET_ITEM(param, 3) == Py_True ? PyDict_New() : Py_NewRef(Py_None);
+    PyObject *fields_set = PySet_New(e->names); /* a copy of a frozenset: its table, no rehashing */
+    PyObject *extra = PyTuple_GET_ITEM(e->param, 3) == Py_True ? PyDict_New() : Py_NewRef(Py_None);
     if (fields_set == NULL || extra == NULL || PyObject_GenericSetAttr(obj, str_dict, stored) < 0 ||
-        PyObject_GenericSetAttr(obj, str_fields_set, fields_set) < 0 || PyObject_GenericSetAttr(obj, str_extra, extra) < 0 ||
-        PyObject_GenericSetAttr(obj, str_private, Py_None) < 0) {
+        set_attr(obj, str_fields_set, fields_set) < 0 || set_attr(obj, str_extra, extra) < 0 ||
+        set_attr(obj, str_private, Py_None) < 0) {
         Py_CLEAR(obj);
     }
     Py_XDECREF(fields_set);
     Py_XDECREF(extra);
     return obj;
 }
+
+/* Up to 6 ASCII digits at p as a number; -1 when one is not a digit. */
+static int digits(const unsigned char *p, int n) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+
+/* cls.fromisoformat(text) for the forms isoformat() writes by default, read here:
+ * a date "YYYY-MM-DD"; a datetime "YYYY-MM-DDTHH:MM:SS", with ".ffffff" and/or a
+ * "+HH:MM" / "-HH:MM" offset (fromisoformat's UTC singleton for a zero offset, else
+ * timezone(timedelta)).  NULL without an exception for any other text or class
+ * (fromisoformat reads it); an error when the numbers are out of range (the caller's
+ * Python rebuilder then reads it and raises its own). */
+static PyObject *iso_canonical(PyObject *cls, PyObject *text) {
+    if (!PyUnicode_IS_ASCII(text)) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    const unsigned char *p = (const unsigned char *)PyUnicode_DATA(text);
+    if (n < 10 || p[4] != '-' || p[7] != '-') return NULL;
+    int year = digits(p, 4), month = digits(p + 5, 2), day = digits(p + 8, 2);
+    if (year < 0 || month < 0 || day < 0) return NULL;
+    if (cls == (PyObject *)PyDateTimeAPI->DateType) {
+        if (n != 10) return NULL;
+        return PyDateTimeAPI->Date_FromDate(year, month, day, PyDateTimeAPI->DateType);
+    }
+    if (cls != (PyObject *)PyDateTimeAPI->DateTimeType || (n != 19 && n != 25 && n != 26 && n != 32)) return NULL;
+    if (p[10] != 'T' || p[13] != ':' || p[16] != ':') return NULL;
+    int hour = digits(p + 11, 2), minute = digits(p + 14, 2), second = digits(p + 17, 2), micro = 0;
+    if (hour < 0 || minute < 0 || second < 0) return NULL;
+    Py_ssize_t at = 19;
+    if (n == 26 || n == 32) {
+        if (p[19] != '.' || (micro = digits(p + 20, 6)) < 0) return NULL;
+        at = 26;
+    }
+    PyObject *tz = Py_None;
+    if (at < n) { /* "+HH:MM" */
+        if ((p[at] != '+' && p[at] != '-') || p[at + 3] != ':') return NULL;
+        int oh = digits(p + at + 1, 2), om = digits(p + at + 4, 2);
+        if (oh < 0 || om < 0 || oh > 23 || om > 59) return NULL;
+        int offset = (oh * 3600 + om * 60) * (p[at] == '-' ? -1 : 1);
+        if (offset == 0) {
+            tz = Py_NewRef(PyDateTime_TimeZone_UTC);
+        } else {
+            PyObject *delta = PyDateTimeAPI->Delta_FromDelta(0, offset, 0, 1, PyDateTimeAPI->DeltaType);
+            tz = delta == NULL ? NULL : PyDateTimeAPI->TimeZone_FromTimeZone(delta, NULL);
+            Py_XDECREF(delta);
+            if (tz == NULL) return NULL;
+        }
+    }
+    PyObject *value = PyDateTimeAPI->DateTime_FromDateAndTime(year, month, day, hour, minute, second, micro, tz,
+                                                              PyDateTimeAPI->DateTimeType);
+    if (tz != Py_None) Py_DECREF(tz);
+    return value;
+}
+
+#if PY_VERSION_HEX < 0x030C0000
+/* The one text a POSIX path class parses to the same path as from the stored parts (its
+ * .parts): cls(text) then makes the same object as cls(*parts) (3.11's pathlib keeps only
+ * the parsed parts), in about a third of the Python work.  Only for parts pathlib's
+ * parser reads the same joined: each non-empty, none after the first holding a "/", the
+ * first a root ("/" or "//") or a name without "/".  NULL without an exception otherwise. */
+static PyObject *posix_path_text(PyObject *parts) {
+    static PyObject *slash = NULL;
+    if (slash == NULL && (slash = PyUnicode_InternFromString("/")) == NULL) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(parts);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *part = PyList_GET_ITEM(parts, i);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(part);
+        if (len == 0) return NULL;
+        Py_ssize_t found = PyUnicode_FindChar(part, '/', 0, len, 1);
+        if (found == -2) return NULL;
+        if (found == -1) continue;
+        if (i > 0) return NULL;
+        if (!(len <= 2 && PyUnicode_READ_CHAR(part, len - 1) == '/' && PyUnicode_READ_CHAR(part, 0) == '/')) return NULL;
+    }
+    PyObject *first = PyList_GET_ITEM(parts, 0);
+    if (PyUnicode_READ_CHAR(first, 0) != '/') return PyUnicode_Join(slash, parts);
+    PyObject *rest = PyList_GetSlice(parts, 1, n);
+    if (rest == NULL) return NULL;
+    PyObject *tail = PyUnicode_Join(slash, rest);
+    Py_DECREF(rest);
+    if (tail == NULL) return NULL;
+    PyObject *text = PyUnicode_Concat(first, tail);
+    Py_DECREF(tail);
+    return text;
+}
+#endif
 
 /* The value a C kind builds from its one argument; NULL without an exception = not this shape. */
 /* Not inlined: its locals stay off the frames of the recursive decode. */
@@ -498,6 +659,18 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
         if (!PyList_CheckExact(arg) || PyList_GET_SIZE(arg) != 3) return NULL;
         PyObject *a = PyList_GET_ITEM(arg, 0), *b = PyList_GET_ITEM(arg, 1), *c = PyList_GET_ITEM(arg, 2);
         if (!exact_int(a) || !exact_int(b) || !exact_int(c)) return NULL;
+        int v[3];
+        if (c_ints(arg, v, 3)) {
+            /* what date(a, b, c) and timedelta(a, b, c) run after parsing their arguments */
+            if (e->cls == (PyObject *)PyDateTimeAPI->DateType) {
+                return PyDateTimeAPI->Date_FromDate(v[0], v[1], v[2], PyDateTimeAPI->DateType);
+            }
+            if (e->cls == (PyObject *)PyDateTimeAPI->DeltaType && v[1] >= 0 && v[1] < 86400 && v[2] >= 0 &&
+                v[2] < 1000000 && v[0] >= -999999999 && v[0] <= 999999999) {
+                /* already normalised and in range: the value timedelta's own arithmetic makes */
+                return PyDateTimeAPI->Delta_FromDelta(v[0], v[1], v[2], 1, PyDateTimeAPI->DeltaType);
+            }
+        }
         return PyObject_CallFunctionObjArgs(e->cls, a, b, c, NULL);
     }
     case KIND_DATETIME: {
@@ -509,6 +682,12 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
                 if ((PyObject *)Py_TYPE(tz) == PyTuple_GET_ITEM(e->param, i)) found = 1;
             }
             if (!found) return NULL;
+        }
+        int v[7];
+        if (e->cls == (PyObject *)PyDateTimeAPI->DateTimeType && c_ints(arg, v, 7)) {
+            /* what datetime(*args) runs after parsing its arguments (fold 0) */
+            return PyDateTimeAPI->DateTime_FromDateAndTime(v[0], v[1], v[2], v[3], v[4], v[5], v[6], tz,
+                                                          PyDateTimeAPI->DateTimeType);
         }
         PyObject *args = PyList_AsTuple(arg);
         if (args == NULL) return NULL;
@@ -526,17 +705,11 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
         Py_ssize_t pos = 0, i = 0;
         PyObject *key, *item;
         while (PyDict_Next(arg, &pos, &key, &item)) {
-            PyObject *expected = PyTuple_GET_ITEM(e->param, i++);
-            if (!PyUnicode_CheckExact(key)) return NULL;
-            if (key != expected) {
-                int same = PyUnicode_Compare(key, expected);
-                if (same == -1 && PyErr_Occurred()) return NULL;
-                if (same != 0) return NULL;
-            }
+            /* the field names are exact str (register): same_str is the text comparison, and
+             * mostly a pointer test, since the key cache holds these very names (seed_key) */
+            if (!same_str(key, PyTuple_GET_ITEM(e->param, i++))) return NULL;
         }
-        PyObject *empty = PyTuple_New(0);
-        PyObject *value = empty == NULL ? NULL : PyBaseObject_Type.tp_new((PyTypeObject *)e->cls, empty, NULL);
-        Py_XDECREF(empty);
+        PyObject *value = PyBaseObject_Type.tp_new((PyTypeObject *)e->cls, empty_tuple, NULL);
         if (value == NULL) return NULL;
         PyObject *dict = PyObject_GetAttr(value, str_dict);
         if (dict == NULL || PyDict_Update(dict, arg) < 0) {
@@ -561,7 +734,9 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
         if (!PyUnicode_CheckExact(arg)) return NULL;
         Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
         if (n > e->limit) return NULL;
-        PyObject *value = PyObject_CallOneArg(PyTuple_GET_ITEM(e->param, 1), arg);
+        PyObject *value = iso_canonical(e->cls, arg);
+        if (value != NULL || PyErr_Occurred()) return value;
+        value = PyObject_CallOneArg(PyTuple_GET_ITEM(e->param, 1), arg);
         if (value == NULL || PyTuple_GET_ITEM(e->param, 2) == Py_True) return value;
         /* An aware value whose text ends in a sub-second offset ("+00:00:00.000007"):
          * the Python rebuilder reads the offset from the text. */
@@ -598,30 +773,60 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
     case KIND_ZONE:
         if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) > e->limit) return NULL;
         return PyObject_CallOneArg(e->cls, arg);
+    case KIND_DEQUE: {
+        if (!PyList_CheckExact(arg)) return NULL;
+        if (e->code == 0) return PyObject_CallOneArg(e->cls, arg); /* deque(items) */
+        if (PyList_GET_SIZE(arg) != 2) return NULL;
+        PyObject *args[2] = {PyList_GET_ITEM(arg, 0), PyList_GET_ITEM(arg, 1)}; /* deque(items, maxlen) */
+        if (!PyList_CheckExact(args[0]) || (args[1] != Py_None && !exact_int(args[1]))) return NULL;
+        return PyObject_Vectorcall(e->cls, args, 2, NULL);
+    }
+    case KIND_PATH: {
+        if (!PyList_CheckExact(arg)) return NULL;
+        Py_ssize_t n = PyList_GET_SIZE(arg);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!PyUnicode_CheckExact(PyList_GET_ITEM(arg, i))) return NULL;
+        }
+#if PY_VERSION_HEX < 0x030C0000
+        if (e->param == Py_True && n > 1) {
+            PyObject *joined = posix_path_text(arg);
+            if (joined != NULL) {
+                PyObject *value = PyObject_CallOneArg(e->cls, joined);
+                Py_DECREF(joined);
+                return value;
+            }
+            if (PyErr_Occurred()) return NULL;
+        }
+#endif
+        /* the list (held by the envelope) cannot change during the call: no code sees it */
+        return PyObject_Vectorcall(e->cls, PySequence_Fast_ITEMS(arg), (size_t)n, NULL);
+    }
     case KIND_MESSAGE: {
-        int shape = message_shape(arg, e->param);
+        int shape = message_shape(arg, e->param, PyBytes_AS_STRING(e->checks));
         if (shape <= 0) return NULL; /* not the validated shape: its Python rebuilder validates */
-        return install_message(e->cls, arg, e->param);
+        return install_message(e, arg);
     }
     case KIND_UUID: {
         if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) != 32 || !PyUnicode_IS_ASCII(arg)) return NULL;
-        const char *text = (const char *)PyUnicode_DATA(arg);
+        const unsigned char *text = (const unsigned char *)PyUnicode_DATA(arg);
+        unsigned char bytes[16];
         for (int i = 0; i < 32; i++) {
-            char ch = text[i];
-            if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) return NULL;
+            int digit = hex_digit(text[i]);
+            if (digit < 0) return NULL; /* not 32 hex digits: uuid.UUID decides */
+            if (i % 2 == 0) bytes[i / 2] = (unsigned char)(digit << 4);
+            else bytes[i / 2] |= (unsigned char)digit;
         }
-        PyObject *number = PyLong_FromUnicodeObject(arg, 16);
+        /* int(text, 16): the same number, read without a str-to-int conversion */
+        PyObject *number = _PyLong_FromByteArray(bytes, 16, 0, 0);
         if (number == NULL) return NULL;
-        PyObject *empty = PyTuple_New(0);
-        PyObject *value = empty == NULL ? NULL : PyBaseObject_Type.tp_new((PyTypeObject *)e->cls, empty, NULL);
-        Py_XDECREF(empty);
-        if (value == NULL || PyObject_GenericSetAttr(value, str_int, number) < 0) {
+        PyObject *value = PyBaseObject_Type.tp_new((PyTypeObject *)e->cls, empty_tuple, NULL);
+        if (value == NULL || set_attr(value, str_int, number) < 0) {
             Py_DECREF(number);
             Py_XDECREF(value);
             return NULL;
         }
         Py_DECREF(number);
-        if (PyObject_GenericSetAttr(value, str_is_safe, e->param) < 0) {
+        if (set_attr(value, str_is_safe, e->param) < 0) {
             Py_DECREF(value);
             return NULL;
         }
@@ -1053,6 +1258,22 @@ static int message_param_fits(PyObject *param) {
     return 1;
 }
 
+/* The key names a message entry checks (its fields, tool calls' and usage's keys):
+ * into the key cache, so that the checks match them by pointer. */
+static int seed_message_keys(PyObject *param) {
+    if (seed_keys(PyTuple_GET_ITEM(param, 0)) < 0) return -1;
+    PyObject *ai = PyTuple_GET_ITEM(param, 4);
+    if (ai == Py_None) return 0;
+    for (int i = 0; i < 4; i++) {
+        if (seed_keys(PyTuple_GET_ITEM(ai, i)) < 0) return -1;
+    }
+    PyObject *declared = PyTuple_GET_ITEM(ai, 4);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(declared); i++) {
+        if (seed_keys(PyTuple_GET_ITEM(declared, i)) < 0) return -1;
+    }
+    return 0;
+}
+
 /* array(data): the array of a row that is one plain-layout ext 6 and nothing else, or None. */
 static PyObject *Reader_array(Reader *self, PyObject *data) {
     if (self->np_empty == NULL) {
@@ -1151,11 +1372,39 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "message entry parameters do not fit (see serde_kit.native)");
         return NULL;
     }
+    if (kind == KIND_DATACLASS && !str_tuple(param)) {
+        PyErr_SetString(PyExc_ValueError, "a dataclass entry's parameter is its field names, a tuple of str");
+        return NULL;
+    }
+    if (kind == KIND_PATH && code != 1) {
+        PyErr_SetString(PyExc_ValueError, "a path entry is read from ext 1 (positional arguments)");
+        return NULL;
+    }
+    if (kind == KIND_DEQUE && code != 0 && code != 1) {
+        PyErr_SetString(PyExc_ValueError, "a deque entry is read from ext 0 or 1");
+        return NULL;
+    }
     if (self->nentries >= MAX_ENTRIES) Py_RETURN_FALSE;
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(head);
     Py_ssize_t n = PyBytes_GET_SIZE(head);
     uint64_t h = head_hash(code, p, n);
     if (table_find(self, code, p, n, h) != NULL) Py_RETURN_FALSE;
+    PyObject *names = NULL, *checks = NULL;
+    if (kind == KIND_MESSAGE) {
+        PyObject *codes = PyTuple_GET_ITEM(param, 1);
+        names = PyFrozenSet_New(PyTuple_GET_ITEM(param, 0));
+        checks = PyBytes_FromStringAndSize(NULL, PyTuple_GET_SIZE(codes));
+        if (names == NULL || checks == NULL || seed_message_keys(param) < 0) {
+            Py_XDECREF(names);
+            Py_XDECREF(checks);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(codes); i++) { /* each in range: message_param_fits */
+            PyBytes_AS_STRING(checks)[i] = (char)PyLong_AsLong(PyTuple_GET_ITEM(codes, i));
+        }
+    } else if (kind == KIND_DATACLASS && seed_keys(param) < 0) {
+        return NULL;
+    }
     size_t slot = (size_t)h & (TABLE_SLOTS - 1);
     while (self->table[slot].head != NULL) slot = (slot + 1) & (TABLE_SLOTS - 1);
     Entry *e = &self->table[slot];
@@ -1170,6 +1419,8 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
     e->cls = Py_NewRef(cls);
     e->param = Py_NewRef(param);
     e->limit = limit;
+    e->names = names;
+    e->checks = checks;
     e->head = Py_NewRef(head); /* last: the slot is taken once head is set */
     self->nentries++;
     Py_RETURN_TRUE;
@@ -1230,6 +1481,8 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
         Py_VISIT(e->fn);
         Py_VISIT(e->cls);
         Py_VISIT(e->param);
+        Py_VISIT(e->names);
+        Py_VISIT(e->checks);
     }
     return 0;
 }
@@ -1253,6 +1506,8 @@ static int Reader_clear(Reader *self) {
         Py_CLEAR(e->fn);
         Py_CLEAR(e->cls);
         Py_CLEAR(e->param);
+        Py_CLEAR(e->names);
+        Py_CLEAR(e->checks);
         Py_CLEAR(e->head);
     }
     self->nentries = 0;
@@ -1306,6 +1561,8 @@ static struct PyModuleDef reader_module = {
 
 PyMODINIT_FUNC PyInit__reader(void) {
     if (PyType_Ready(&ReaderType) < 0) return NULL;
+    PyDateTime_IMPORT;
+    if (PyDateTimeAPI == NULL) return NULL;
     if (str_int == NULL && (str_int = PyUnicode_InternFromString("int")) == NULL) return NULL;
     if (str_is_safe == NULL && (str_is_safe = PyUnicode_InternFromString("is_safe")) == NULL) return NULL;
     if (str_dict == NULL && (str_dict = PyUnicode_InternFromString("__dict__")) == NULL) return NULL;
@@ -1336,7 +1593,8 @@ PyMODINIT_FUNC PyInit__reader(void) {
         PyModule_AddIntConstant(m, "EXT_FRAMES", EXT_FRAMES) < 0 ||
         PyModule_AddIntConstant(m, "KIND_MESSAGE", KIND_MESSAGE) < 0 || PyModule_AddIntConstant(m, "KIND_ISO", KIND_ISO) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DECIMAL", KIND_DECIMAL) < 0 || PyModule_AddIntConstant(m, "KIND_SET", KIND_SET) < 0 ||
-        PyModule_AddIntConstant(m, "KIND_ZONE", KIND_ZONE) < 0) {
+        PyModule_AddIntConstant(m, "KIND_ZONE", KIND_ZONE) < 0 || PyModule_AddIntConstant(m, "KIND_DEQUE", KIND_DEQUE) < 0 ||
+        PyModule_AddIntConstant(m, "KIND_PATH", KIND_PATH) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -6,17 +6,21 @@ envelope head this module registered, after the allowlist allowed them; every
 other value, error and limit stays with the pure path (see the C file's header).
 Both paths give identical values, types and errors (tests/native/).
 
-- ``ACTIVE`` is ``"native"`` or ``"python"``: the path new serializers read with.
+- ``ACTIVE`` is ``"native"`` or ``"python"``: the path new serializers read with,
+  the compiled reader whenever it is built.
 - ``SERDE_KIT_PURE_PYTHON=1`` selects the pure path even when the reader is built.
-- ``SERDE_KIT_NATIVE=1`` selects the compiled reader while it is opt-in.
+- ``SERDE_KIT_NATIVE=1`` (the opt-in switch before the reader was the default) is
+  still accepted and changes nothing.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime
 import decimal
 import importlib
 import os
+import pathlib
 import sys
 import types
 import uuid
@@ -27,7 +31,7 @@ import msgspec
 
 from . import budget
 from .errors import SerdeError
-from .ext import codes, langchain, numpy as numpy_ext
+from .ext import codes, langchain, numpy as numpy_ext, stdlib
 
 __all__ = ["ACTIVE", "AVAILABLE", "engine", "reason"]
 
@@ -39,25 +43,33 @@ class Engine(Protocol):
 
 
 _reader: types.ModuleType | None
+_IMPORT_FAILURE = ""
 try:
     # By name: a compiled module has no source for the import contract's linter to read.
     _reader = importlib.import_module("serde_kit._reader")
-except ImportError:
+except ImportError as exc:
     _reader = None
+    if not (isinstance(exc, ModuleNotFoundError) and exc.name == "serde_kit._reader"):
+        # Built but unloadable (another Python's build, a missing symbol): not the same
+        # fix as a missing compiler, so the reason says which.
+        _IMPORT_FAILURE = " ".join(str(exc).split())[:200]
 
 #: Whether the compiled reader was built and imports.
 AVAILABLE = _reader is not None
-_ON_BY_DEFAULT = False
 
 
 def _choose() -> tuple[str, str]:
     if _reader is None:
+        if _IMPORT_FAILURE:
+            return "python", f"the compiled reader does not import ({_IMPORT_FAILURE}); reinstall serde-kit"
         return "python", "the compiled reader is not built (no C compiler at install time?)"
-    if os.environ.get("SERDE_KIT_PURE_PYTHON") == "1":
+    pure = os.environ.get("SERDE_KIT_PURE_PYTHON")
+    if pure == "1":
         return "python", "SERDE_KIT_PURE_PYTHON=1"
-    if _ON_BY_DEFAULT or os.environ.get("SERDE_KIT_NATIVE") == "1":
-        return "native", "the compiled reader is built" + ("" if _ON_BY_DEFAULT else " and SERDE_KIT_NATIVE=1")
-    return "python", "the compiled reader is opt-in: set SERDE_KIT_NATIVE=1"
+    if pure not in (None, "", "0"):
+        # Any other value is a typo of the switch, not a choice: say so rather than guess.
+        return "native", "the compiled reader is built; SERDE_KIT_PURE_PYTHON is ignored, only 1 selects the pure path"
+    return "native", "the compiled reader is built; SERDE_KIT_PURE_PYTHON=1 selects the pure path"
 
 
 ACTIVE, _REASON = _choose()
@@ -188,6 +200,8 @@ def _kind(
         found = _C_KINDS.get((code, module, name))
         if found is not None and (found[0] != _reader.KIND_UUID or decoder.limits.max_text_length >= 32):
             return found
+        if code == codes.CONSTRUCTOR_POS_ARGS and module in ("pathlib", "pathlib._local"):
+            return _path_kind(verdict)
         return _limited_kind(decoder.limits, code, module, name, verdict)
     return _user_kind(verdict)
 
@@ -222,6 +236,17 @@ def _limited_kind(limits: Any, code: int, module: str, name: str, verdict: Any) 
         return _reader.KIND_SET, frozenset, limits.max_hash_collisions
     elif (module, name) == ("zoneinfo", "ZoneInfo"):
         return _reader.KIND_ZONE, zoneinfo.ZoneInfo, limits.max_text_length
+    return _reader.KIND_CALL, None, None
+
+
+def _path_kind(verdict: Any) -> tuple[int, Any, Any]:
+    """KIND_PATH for serde_kit.ext.stdlib's path rebuilder of a pathlib class: the C kind
+    calls the class itself with the stored parts, as that rebuilder does."""
+    assert _reader is not None
+    cls = _closure(verdict).get("cls")
+    if getattr(verdict, "__qualname__", "") == "_rebuild_path.<locals>.rebuild" and cls in stdlib.PATH_TYPES:
+        # POSIX classes may be made from their parts joined into one text (the same path)
+        return _reader.KIND_PATH, cls, issubclass(cls, pathlib.PurePosixPath)
     return _reader.KIND_CALL, None, None
 
 
@@ -297,4 +322,6 @@ if _reader is not None:
             (datetime.timezone, zoneinfo.ZoneInfo),
         ),
         (codes.CONSTRUCTOR_SINGLE_ARG, "uuid", "UUID"): (_reader.KIND_UUID, uuid.UUID, uuid.SafeUUID.unknown),
+        (codes.CONSTRUCTOR_SINGLE_ARG, "collections", "deque"): (_reader.KIND_DEQUE, collections.deque, None),
+        (codes.CONSTRUCTOR_POS_ARGS, "collections", "deque"): (_reader.KIND_DEQUE, collections.deque, None),
     }

@@ -4,8 +4,8 @@ The cost harness runs here with FUZZ_COST_REPORT_ONLY=1: its ratio is measured C
 which a shared machine moves, so the smoke reports it and the campaign enforces it.
 
 The native differential harness (``fuzz_native``) runs when the compiled reader is built
-(and must, under SERDE_KIT_REQUIRE_NATIVE=1); under SERDE_KIT_NATIVE=1 the others read with
-the compiled reader too. The long campaigns are ``fuzz/run.sh SECONDS`` (see fuzz/README.md).
+(and must, under SERDE_KIT_REQUIRE_NATIVE=1); the others read with the path the suite
+runs on (the compiled reader by default, the pure path under SERDE_KIT_PURE_PYTHON=1). The long campaigns are ``fuzz/run.sh SECONDS`` (see fuzz/README.md).
 """
 
 from __future__ import annotations
@@ -82,3 +82,29 @@ def test_a_native_campaign_refuses_to_run_on_the_pure_path(tmp_path: Path) -> No
     assert proc.returncode != 0, log[-2000:]
     assert "SERDE_KIT_NATIVE=1 but the strict serializer reads with Decoder, not the Reader" in log, log[-2000:]
     assert "Done" not in log, log[-2000:]
+
+
+@pytest.mark.parametrize("native_campaign", [False, True], ids=["pure", "FUZZ_NATIVE=1"])
+def test_run_sh_campaigns_fuzz_the_path_they_name(native_campaign: bool, tmp_path: Path) -> None:
+    """The compiled reader is serde_kit's default, so fuzz/run.sh picks the path itself: the
+    pure campaigns with SERDE_KIT_PURE_PYTHON=1, FUZZ_NATIVE=1 ones with the reader. The
+    harness writes which one read into the campaign's log."""
+    if native_campaign:
+        from tests.native.conftest import require_reader
+
+        require_reader()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SERDE_KIT_", "FUZZ_"))}
+    env.update(FUZZ_WORK=str(tmp_path), FUZZ_HARNESSES="fuzz_decode", FUZZ_RUNS="1", PYTHON=sys.executable)
+    if native_campaign:
+        env["FUZZ_NATIVE"] = "1"
+    proc = subprocess.run(
+        ["bash", str(REPO / "fuzz" / "run.sh")], capture_output=True, text=True, timeout=300, cwd=REPO, env=env,
+    )
+    log = (tmp_path / "fuzz_decode.log").read_text()
+    assert proc.returncode == 0, proc.stdout[-2000:] + log[-2000:]
+    said = [line for line in log.splitlines() if line.startswith("fuzz: ")]
+    if native_campaign:
+        assert said == ["fuzz: native read path: the compiled reader is built; SERDE_KIT_PURE_PYTHON=1 selects the pure path"]
+    else:
+        assert said == ["fuzz: python read path: SERDE_KIT_PURE_PYTHON=1"]
+    assert re.search(r"Done \d+ runs", log), log[-2000:]

@@ -630,3 +630,30 @@ def test_the_cli_tour_runs_on_the_demo_database(tmp_path: Path) -> None:
     env["SERDE_KIT_ALLOW"] = "demo:DocSummary,demo:Reviewer"
     done = subprocess.run(["bash", "-c", "serde-kit allowlist scan --check"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_read_path_snippet_prints_what_its_comments_say(tmp_path: Path) -> None:
+    """Each line of the compiled reader's snippet, run in a shell with this venv's
+    python and serde-kit first on PATH, prints its comment (the version is this one)."""
+    import serde_kit
+    from tests.native.conftest import require_reader
+
+    require_reader()  # the snippet shows an install that built the reader
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERDE_KIT_")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    lines = [line for line in _code("read path (bash)").splitlines() if line.strip()]
+    assert len(lines) == 3
+    for line in lines:
+        command, said = (part.strip() for part in line.split("#", 1))
+        said = re.sub(r"^serde-kit \S+ ", f"serde-kit {serde_kit.__version__} ", said)
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == said, command
+
+
+def test_the_fallback_line_in_the_readme_is_the_builds() -> None:
+    from tests.native.test_fallback_build import FALLING_BACK, NOT_BUILT
+
+    shown = re.search(r"^```text\n(serde_kit: the compiled reader was not built.*)\n```$", README, re.M)
+    assert shown, "README.md lost the build's fallback line"
+    assert shown[1].startswith(NOT_BUILT) and shown[1].endswith(FALLING_BACK)

@@ -49,27 +49,38 @@ def make_pair(**kwargs: Any) -> tuple[Serializer, Serializer]:
     return fast, pure
 
 
-def outcome(read: Callable[[Any], Any], row: Any) -> tuple[str, Any]:
-    """("value", v) or ("error", the exception class) of one read, warnings recorded."""
+def outcome(read: Callable[[Any], Any], row: Any, warned: list[tuple[type, str]] | None = None) -> tuple[str, Any]:
+    """("value", v) or ("error", (the exception class, its message)) of one read; the
+    warnings it gave (class, message) go to ``warned``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             return ("value", read(row))
         except Exception as exc:
-            return ("error", type(exc))
+            return ("error", (type(exc), str(exc)))
         finally:
-            del caught  # lenient warnings are per decoder; their count is not compared
+            if warned is not None:
+                warned.extend((w.category, str(w.message)) for w in caught)
 
 
 def assert_same_outcome(fast: Serializer, pure: Serializer, row: tuple[str, bytes], label: str = "") -> None:
-    """Both paths give identical values and types, or the same error class; the
-    native one twice (before and after its table learned the row's heads)."""
-    expected = outcome(pure.loads_typed, row)
+    """Both paths give identical values and types, or the same error class with the
+    same message; the native one twice (before and after its table learned the row's heads).
+    The first native read warns as the pure read does (a decoder warns about a stored type
+    once, so the second may stay silent)."""
+    pure_warned: list[tuple[type, str]] = []
+    expected = outcome(pure.loads_typed, row, pure_warned)
     for attempt in ("cold", "warm"):
-        got = outcome(fast.loads_typed, row)
-        assert got[0] == expected[0], f"{label} ({attempt}): native {got!r:.300} vs pure {expected!r:.300}"
+        warned: list[tuple[type, str]] = []
+        got = outcome(fast.loads_typed, row, warned)
+        where = f"{label} ({attempt})"
+        if attempt == "cold":
+            assert warned == pure_warned, f"{where}: native warned {warned!r:.500}, pure {pure_warned!r:.500}"
+        assert got[0] == expected[0], f"{where}: native {got!r:.300} vs pure {expected!r:.300}"
         if expected[0] == "error":
-            assert got[1] is expected[1], f"{label} ({attempt}): native raised {got[1]}, pure {expected[1]}"
+            (got_class, got_message), (pure_class, pure_message) = got[1], expected[1]
+            assert got_class is pure_class, f"{where}: native raised {got_class}, pure {pure_class}"
+            assert got_message == pure_message, f"{where}: native said {got_message!r:.500}, pure {pure_message!r:.500}"
         else:
             try:
                 assert_same_deep(expected[1], got[1])

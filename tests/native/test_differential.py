@@ -1,26 +1,32 @@
 """The compiled reader and the pure path are equals: identical values, types and errors.
 
 Every stored row the project keeps (golden rows written by the real
-JsonPlusSerializer, the release corpus, the fuzz corpora) and every value the
-hypothesis strategies make is read by both paths; so are damaged copies of
-the golden rows (cut at every byte, one byte changed).
+JsonPlusSerializer, the release corpus, every fuzz corpus: the decode-like
+harnesses' rows, the encrypted rows decrypted by the same keyring, the values
+the round-trip harness builds) and every value the hypothesis strategies make is
+read by both paths; so are damaged copies of the golden rows (cut at every byte,
+one byte changed). Identical means: values equal with the same types all the
+way down, or the same error class with the same message, and the same warnings
+(tests/native/conftest.py).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
+import inspect
 import json
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, strategies as st
 
 from serde_kit import Allowlist
 from tests.compat import cases as compat_cases
 from tests.compat.corpus import RELEASES, stored_rows
-from tests.support.strategies import checkpoint_values, stock_values
+from tests.support.strategies import checkpoint_values, state_dicts, stock_values
 
-from .conftest import assert_same_outcome, make_pair
+from .conftest import assert_same_outcome, make_pair, outcome
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "data"
@@ -36,9 +42,13 @@ def _golden() -> list[tuple[str, tuple[str, bytes]]]:
     ]
 
 
+#: The corpora whose inputs are a tag selector byte and a row (fuzz/_common.split_tagged).
+DECODE_LIKE = ("fuzz_decode", "fuzz_resources", "fuzz_cost", "fuzz_native")
+
+
 def _fuzz() -> list[tuple[str, tuple[str, bytes]]]:
     rows = []
-    for harness in ("fuzz_decode", "fuzz_resources"):
+    for harness in DECODE_LIKE:
         for path in sorted((CORPUS / harness).iterdir()):
             raw = path.read_bytes()
             tag = TAGS[raw[0] % len(TAGS)] if raw else "msgpack"
@@ -61,7 +71,10 @@ RELEASE_ROWS = _release()
 
 
 def test_the_row_sets_are_not_empty():
-    assert len(GOLDEN_ROWS) > 50 and len(FUZZ_ROWS) > 80 and len(RELEASE_ROWS) > 100
+    assert len(GOLDEN_ROWS) > 50 and len(RELEASE_ROWS) > 100
+    for harness in (*DECODE_LIKE, "fuzz_encrypted", "fuzz_roundtrip"):
+        assert len(list((CORPUS / harness).iterdir())) >= 20, f"fuzz/corpus/{harness} lost its inputs"
+    assert len(FUZZ_ROWS) == sum(len(list((CORPUS / harness).iterdir())) for harness in DECODE_LIKE)
 
 
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
@@ -81,6 +94,83 @@ def test_fuzz_corpora(lenient):
     fast, pure = make_pair(allow=USER_TYPES, lenient=lenient)
     for name, row in FUZZ_ROWS:
         assert_same_outcome(fast, pure, row, name)
+
+
+@pytest.mark.parametrize("plaintext", [False, True], ids=["encrypted-only", "plaintext-allowed"])
+def test_encrypted_corpus_decrypted_by_the_same_keyring(plaintext):
+    """The fuzz_encrypted rows (damaged headers, nonces, tags and inner rows) through an
+    EncryptedSerializer over each path: what decrypts is read by that path."""
+    from serde_kit.crypto import EncryptedSerializer, Keyring
+    from tests.support.fuzz_scripts import fuzz_module
+    from tests.support.strategy_types import USER_TYPES
+
+    checks, common = fuzz_module("checks"), fuzz_module("_common")
+    ring = Keyring({"k1": checks.K1, "k2": checks.K2}, primary="k2", legacy_key=checks.LEGACY_KEY)
+    fast, pure = (EncryptedSerializer(inner, ring, allow_plaintext=plaintext) for inner in make_pair(allow=USER_TYPES))
+    paths = sorted((CORPUS / "fuzz_encrypted").iterdir())
+    for path in paths:
+        row = common.split_tagged(path.read_bytes(), checks.ENC_TAGS)
+        assert_same_outcome(fast, pure, row, f"fuzz_encrypted/{path.name[:12]}")
+    # The corpus reaches the inner read: a good share of its rows decrypt to a value.
+    rows = [common.split_tagged(path.read_bytes(), checks.ENC_TAGS) for path in paths]
+    read = sum(outcome(pure.loads_typed, row)[0] == "value" for row in rows)
+    assert read >= 5, read
+
+
+def test_values_the_round_trip_harness_builds():
+    """Each fuzz_roundtrip input builds a value (fuzz/values.py, every supported family,
+    nested); its row, as serde_kit and as the stock serializer write it, reads alike."""
+    import atheris
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from tests.support.fuzz_scripts import fuzz_module
+    from tests.support.strategy_types import USER_TYPES
+
+    values = fuzz_module("values")
+    fast, pure = make_pair(allow=USER_TYPES)
+    stock = JsonPlusSerializer()
+    for path in sorted((CORPUS / "fuzz_roundtrip").iterdir()):
+        value = values.build(atheris.FuzzedDataProvider(path.read_bytes()))
+        assert_same_outcome(fast, pure, pure.dumps_typed(value), f"fuzz_roundtrip/{path.name[:12]}")
+        try:
+            row = stock.dumps_typed(value)
+        except TypeError:  # the stock writer cannot write some of them (numpy arrays in some layouts)
+            continue
+        assert_same_outcome(fast, pure, row, f"fuzz_roundtrip/{path.name[:12]} (stock writer)")
+
+
+@functools.cache
+def _attack_rows() -> list[tuple[str, tuple[str, bytes]]]:
+    """Every hostile row tests/support/budget_attacks.py builds without arguments (floods,
+    deep nesting, forged names, oversized shapes, ...) and its subscripted standard types."""
+    from tests.support import budget_attacks as attack
+
+    rows = []
+    for name, build in vars(attack).items():
+        if name.startswith("_") or not inspect.isfunction(build) or build.__module__ != attack.__name__:
+            continue
+        if any(p.default is inspect.Parameter.empty for p in inspect.signature(build).parameters.values()):
+            continue
+        data = build()
+        assert type(data) is bytes, name
+        rows.append((f"attack/{name}", ("json" if data[:1] in (b"{", b"[") else "msgpack", data)))
+    for case in attack.SUBSCRIPTED_STANDARD:
+        rows.append((f"attack/subscripted {case[1]}.{case[2]}", ("msgpack", attack.subscripted_standard(*case))))
+    return rows
+
+
+@pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
+def test_budget_attack_rows_end_alike(lenient):
+    """The rows each limit and the work meter were built against end in the same error
+    (class and message, naming the same limit) on both paths, or the same value."""
+    from tests.support.strategy_types import USER_TYPES
+
+    rows = _attack_rows()
+    assert len(rows) >= 40, len(rows)
+    fast, pure = make_pair(allow=USER_TYPES, lenient=lenient)
+    for name, row in rows:
+        assert_same_outcome(fast, pure, row, name)
+    assert sum(outcome(pure.loads_typed, row)[0] == "error" for _, row in rows) >= 20
 
 
 def test_release_corpus():
@@ -140,6 +230,26 @@ def _shared_pair():
 def test_checkpoint_values(value):
     fast, pure = _shared_pair()
     assert_same_outcome(fast, pure, pure.dumps_typed(value), "value")
+
+
+@given(state_dicts())
+def test_state_dicts(value):
+    fast, pure = _shared_pair()
+    assert_same_outcome(fast, pure, pure.dumps_typed(value), "state")
+
+
+@given(checkpoint_values(), st.data())
+def test_checkpoint_values_cut_and_with_one_byte_changed(value, data):
+    """Hypothesis-made rows damaged where hypothesis chooses: both paths end alike,
+    mostly in the same error (class and message)."""
+    fast, pure = _shared_pair()
+    tag, raw = pure.dumps_typed(value)
+    cut = data.draw(st.integers(0, len(raw)), label="cut")
+    assert_same_outcome(fast, pure, (tag, raw[:cut]), f"cut at {cut}")
+    if raw:
+        at = data.draw(st.integers(0, len(raw) - 1), label="at")
+        byte = data.draw(st.integers(0, 255), label="byte")
+        assert_same_outcome(fast, pure, (tag, raw[:at] + bytes([byte]) + raw[at + 1 :]), f"[{at}]={byte:#x}")
 
 
 @given(stock_values())
