@@ -13,27 +13,28 @@ one step, ext payloads walked as the msgpack they hold):
 - msgpack timestamps (ext -1), which the engine would turn into datetimes
   without asking: neither serde_kit nor LangGraph writes them.
 
-The walk runs in Python, so :func:`check` first rules rows out at C speed: a
-map that can hold more colliding keys than ``max_hash_collisions`` has more
-entries than that, so it starts with a map16/map32 header (found at memchr
-speed) whose count is that large (or whose count the rest of the row cannot
-hold: the engine reads entries until the row ends); then what the keys after it
-could cost if all collided (:func:`flood_work`) must exceed the row's allowance;
-then a string-keys-only decode (of the parts that may hold such a header) must
-fail. Most honest rows stop at the first or second step and none is walked.
-Nothing about the keys' bytes is assumed: a colliding tuple key may start with
-any element (``("", a, b)``: the empty string's hash is 0). Typed values used
-as map keys are bounded by the same estimate, or else the decoder tracks the
-hashes of the values its ext hook builds (:func:`check` says which).
+The walk runs in Python, so :func:`check` first works at C speed: a map that
+can flood has 16 entries or more (smaller ones cost a bounded amount per stored
+byte however their keys collide), so it starts with a map16/map32 header byte,
+found at memchr speed. Each such byte is tested for starting a value (msgspec
+skipping the buffer with that byte made invalid), and each real map's keys are
+read as raw items: string and number keys end there, array keys are hashed
+(colliding groups charged to the row's work meter, too large ones refused).
+Rows with too many such bytes take the whole-row path (an estimate from counts
+of header bytes, then a string-keys-only decode, then the walk). Nothing about
+the keys' bytes is assumed: a colliding tuple key may start with any element
+(``("", a, b)``: the empty string's hash is 0). Typed values used as map keys
+are left to the decoder, which tracks the hashes of the values its ext hook
+builds (:func:`check` says when).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 import collections
 import re
 import sys
-from typing import Any, Union
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import msgspec
 import ormsgpack
@@ -42,7 +43,18 @@ from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["SMALL_ROW", "check", "first_big_map", "flood_entries", "flood_work", "may_hold_big_map", "scan"]
+__all__ = [
+    "CHECKED_ENTRIES",
+    "SMALL_ROW",
+    "big_map_candidates",
+    "check",
+    "first_big_map",
+    "flood_entries",
+    "flood_work",
+    "key_units",
+    "may_hold_big_map",
+    "scan",
+]
 
 #: Rows shorter than this are not prescanned (but for a timestamp search): the
 #: most keys of one hash they can hold (all tuples of 7 elements each 0 or "", whose
@@ -182,7 +194,7 @@ _TRAILING = re.compile(r"MessagePack data is malformed: trailing characters \(by
 _MARK_HIT = re.compile(r"MessagePack data is malformed: invalid opcode '\\xc1' \(byte (\d+)\)")
 _SKIP = msgspec.msgpack.Decoder(type=msgspec.Raw)
 _RAW_ITEMS = msgspec.msgpack.Decoder(type=list[msgspec.Raw])
-_CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[Union[str, int, float, bool, None]])
+_CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[str | int | float | bool | None])
 _EXT_HEAD_SIZE = {0xC7: 3, 0xC8: 4, 0xC9: 6, 0xD4: 2, 0xD5: 2, 0xD6: 2, 0xD7: 2, 0xD8: 2}
 #: How far before a position an ext header can start and still hold it.
 _EXT_REACH = {0xC7: 3 + 0xFF, 0xC8: 4 + 0xFFFF, 0xC9: -1, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
@@ -288,7 +300,11 @@ class _Level:
         if todo:
             if self._marked is None:
                 self._marked = bytearray(buf)
-            alone = [at for at in todo if buf[max(0, at - 4) : at].translate(None, _LENGTH_HEADERS) != buf[max(0, at - 4) : at]]
+            alone = [
+                at
+                for at in todo
+                if buf[max(0, at - 4) : at].translate(None, _LENGTH_HEADERS) != buf[max(0, at - 4) : at]
+            ]
             together = [at for at in todo if at not in alone]
             for group in [together, *([at] for at in alone)]:
                 if group:
@@ -416,8 +432,13 @@ def _check_map_keys(buf: bytes, pos: int, limits: Limits) -> Any:
     except (msgspec.ValidationError, msgspec.DecodeError):
         pass
     typed: list[int] = []
+
+    def typed_key(code: int, data: memoryview) -> _Ext:
+        typed.append(code)
+        return _Ext(code, data)
+
     try:
-        values = msgspec.msgpack.Decoder(ext_hook=lambda code, data: typed.append(code) or _Ext(code, data)).decode(keys)
+        values = msgspec.msgpack.Decoder(ext_hook=typed_key).decode(keys)
     except (msgspec.DecodeError, RecursionError):
         return _UNKNOWN
     # Arrays as keys become tuples (one holding an array cannot be hashed: the engine
@@ -433,14 +454,16 @@ def _collision_units(keys: list[Any], limits: Limits, typed: bool) -> Any:
     try:
         hashes = list(map(hash, keys))
     except TypeError:  # a key holding a map or an array: msgspec refuses it too
-        raise MalformedDataError("not valid msgpack data: map keys must be hashable (a key holds a map or an array)") from None
+        raise MalformedDataError(
+            "not valid msgpack data: map keys must be hashable (a key holds a map or an array)"
+        ) from None
     counts = collections.Counter(hashes)
     units = 0
     if len(counts) == len(hashes):
         return units, typed  # no two keys share a hash: none is compared
     shared = {found for found, count in counts.items() if count > 1}
     groups: dict[int, list[Any]] = {}
-    for value, found in zip(keys, hashes):
+    for value, found in zip(keys, hashes, strict=True):
         if found in shared:
             groups.setdefault(found, []).append(value)
     for group in groups.values():
