@@ -245,7 +245,10 @@ def _checked_in_c(data: bytes, candidates: list[int], limits: Limits) -> Any:
 
 def _check_candidates(data: bytes, candidates: list[int], limits: Limits) -> Any:
     units, typed = 0, False
-    homes = _Level(data).homes(candidates)
+    try:
+        homes = _Level(data).homes(candidates)
+    except _Unreadable:
+        return _UNKNOWN
     if homes is _UNKNOWN:
         return _UNKNOWN
     for buf, pos in homes:
@@ -264,13 +267,20 @@ def _skip_error(buf: bytes | bytearray | memoryview) -> str | None:
     except msgspec.DecodeError as exc:
         return str(exc)
     except RecursionError:
-        return "too deep"
+        return _TOO_DEEP
     return None
+
+
+_TOO_DEEP = "too deep"
 
 
 #: Header bytes followed by a length or count: a byte up to four places after one may be
 #: part of that length, which a 0xc1 written there would change.
 _LENGTH_HEADERS = bytes([0xC4, 0xC5, 0xC6, 0xC7, 0xC8, 0xC9, 0xD9, 0xDA, 0xDB, 0xDC, 0xDD, 0xDE, 0xDF])
+
+
+class _Unreadable(Exception):
+    """A buffer the C-speed skip cannot read to its end."""
 
 
 class _Level:
@@ -281,7 +291,7 @@ class _Level:
     bytes are 0xc1, never valid msgpack: it stops at the first one that starts a value,
     having read every byte before it as the engine would (and stopping where the engine
     would stop, on bad bytes). That byte is put back and the skip runs again, until it
-    stops at none. A 0xc1 inside a string, bin, number or ext payload is skipped with
+    stops at none (a buffer nested too deep for it is left to the whole-row path). A 0xc1 inside a string, bin, number or ext payload is skipped with
     it; only one inside a length or count would change what follows, so a byte up to
     four places after a header that carries one is tested on its own.
     """
@@ -320,12 +330,15 @@ class _Level:
         try:
             while True:
                 complaint = _skip_error(marked)
+                if complaint == _TOO_DEEP:
+                    raise _Unreadable  # the engine's own depth rule decides: the whole-row path
                 hit = _MARK_HIT.fullmatch(complaint) if complaint else None
-                if hit is None:
-                    return
-                at = int(hit.group(1))
+                at = int(hit.group(1)) if hit else -1
                 if at not in group or known[at]:
-                    return  # the buffer's own 0xc1: the engine stops there too
+                    # Read to the end, or to bytes the engine stops at too (a length a 0xc1
+                    # of a single test changed, or the buffer's own bad bytes): no other
+                    # byte of the group starts a value the engine builds.
+                    return
                 known[at] = True
                 marked[at] = buf[at]
         finally:

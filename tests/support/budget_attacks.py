@@ -400,7 +400,7 @@ def small_flood_uuid_keys(count: int = 200) -> bytes:
     return b"\xde" + count.to_bytes(2, "big") + b"".join(key + b"\x00" for key in keys)
 
 
-def long_colliding_keys(count: int = 64, length: int = 300) -> list[list[int]]:
+def long_colliding_keys(count: int, length: int = 300) -> list[list[int]]:
     """``count`` keys of ``length`` ints (a shared prefix of 3-byte ints, each a new object
     when decoded, then a colliding pair): every pair compares the whole prefix."""
     prefix = tuple(range(1000, 1000 + length - 2))
