@@ -185,9 +185,11 @@ _MAX_CANDIDATES = 8
 _BYTES_PER_CANDIDATE = 512
 #: ... and never more than this many (each costs Python steps and a few C-speed scans).
 _MOST_CANDIDATES = 128
-#: Rounds of ext headers tested around the candidates of one buffer, at most (each
-#: round costs a skip of the buffer).
-_MAX_EXT_BYTES_SEEN = 256
+#: Ext header bytes looked at before one candidate, at most (each a Python step), and
+#: rounds of them tested for the candidates of one buffer (each round a skip of it):
+#: honest rows need one or two; more goes to the whole-row path.
+_MAX_EXT_BYTES_SEEN = 64
+_MAX_ROUNDS = 8
 _UNKNOWN: Any = object()
 _MARK = 0xC1  # never valid msgpack: the skip stops at it only where a value starts
 _TRAILING = re.compile(r"MessagePack data is malformed: trailing characters \(byte (\d+)\)")
@@ -366,7 +368,7 @@ class _Level:
                 continue
             pending[pos] = _covering_exts(buf, pos)
         # Each round tests the next ext header that may hold each candidate, all in one skip.
-        for _ in range(_MAX_EXT_BYTES_SEEN):
+        for _ in range(_MAX_ROUNDS):
             if not pending:
                 break
             tried: dict[int, tuple[int, int]] = {}
@@ -409,11 +411,15 @@ def _covering_exts(buf: bytes, pos: int) -> Iterator[tuple[int, int]]:
     """Ext header bytes before ``pos`` whose declared payload holds ``pos``, with their
     payload's end (ext8 first, the usual header of a small typed value; nearest first)."""
     size = len(buf)
+    seen = 0
     for head, reach in _EXT_REACH.items():
         low = 0 if reach < 0 else max(0, pos - reach)
         size_head = _EXT_HEAD_SIZE[head]
         at = buf.rfind(head, low, pos)
         while at >= 0:
+            seen += 1
+            if seen > _MAX_EXT_BYTES_SEEN:
+                raise _Unreadable  # stray ext header bytes in bulk: the whole-row path
             length = _FIXEXT[head] if head in _FIXEXT else int.from_bytes(buf[at + 1 : at + size_head - 1], "big")
             payload = at + size_head
             if payload <= pos < payload + length <= size:

@@ -898,7 +898,7 @@ def _long_key_maps(maps: int, header: int = 0xDE) -> bytes:
         # in a typed value's payload (a tuple holding the maps)
         lambda: _ext32(0, _envelope("builtins", "tuple") + b"\x91" + _long_key_maps(10)),
         # nested two exts deep
-        lambda: _ext32(0, _envelope("builtins", "tuple") + b"\x91" + _ext32(0, _envelope("builtins", "tuple") + b"\x91" + _long_key_maps(10))),
+        lambda: attack.in_tuple_ext(attack.in_tuple_ext(_long_key_maps(10))),
         # more maps than the prescan tests one by one (the whole-row path and the walk)
         lambda: attack.maps_of_long_colliding_keys(300, 64, 20),
         # the last of ten maps a map32 declaring more entries than the row holds
@@ -985,3 +985,24 @@ def test_stray_map_headers_in_numbers_and_lengths_are_dismissed_without_reading_
     # The honest map of tuple keys below 2,000 entries is checked without the walk too.
     honest = {(i, i * 7): i for i in range(1999)}
     assert SERDE.loads(attack.pack(honest)) == honest
+
+
+def test_stray_ext_header_bytes_in_bulk_send_the_row_to_the_whole_row_path():
+    from serde_kit import _prescan
+
+    # A flood in a typed tuple (an ext16) whose payload first holds 200 ext8 header bytes
+    # (in a bin): looking through them for the ext holding the flood's header would cost a
+    # Python step (or a skip) each, so the candidate test gives up after
+    # _MAX_EXT_BYTES_SEEN bytes or _MAX_ROUNDS rounds and the row is checked whole.
+    def ext16_tuple(items: bytes) -> bytes:
+        payload = _envelope("builtins", "tuple") + items
+        return b"\xc8" + len(payload).to_bytes(2, "big") + b"\x00" + payload
+
+    data = b"\x91" + ext16_tuple(b"\x92" + attack.pack(b"\xc7" * 200) + attack.small_flood_map(300))
+    candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
+    assert candidates and len(candidates) <= _prescan._candidate_cap(len(data))
+    assert _prescan._checked_in_c(data, candidates, Limits()) is _prescan._UNKNOWN
+    refused(data, "max_hash_collisions")
+    honest = {(i, i * 7): i for i in range(300)}
+    row = b"\x91" + ext16_tuple(b"\x92" + attack.pack(b"\xc7" * 200) + attack.pack(honest))
+    assert SERDE.loads(row) == [(b"\xc7" * 200, honest)]
