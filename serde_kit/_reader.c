@@ -27,6 +27,32 @@
  * big map) counts every hashable typed value it builds whose type is not in `keyed`,
  * as the pure path's tracking hooks do; values the hooks build they count themselves.
  *
+ * decode_checked reads a row the pure path prescans first (serde_kit._prescan: containers,
+ * array-key floods, timestamps, whether to track typed values' hashes), and runs that same
+ * prescan (fallback.check) only when the row needs it: before its first call into Python
+ * (a hook, a rebuilder, whatever msgspec reads after it), before it hands the row back,
+ * before it raises, and when its own counts say the prescan could refuse the row (more
+ * maps and arrays than max_containers, counted as the prescan's walk counts them: every
+ * map and array, envelope heads and a plain numpy array's two included) or track it (more
+ * hashable typed values of unkeyed types than max_hash_collisions: the pure path may count
+ * their hashes, so a tracked row is read again by fallback.tracked).  A row read wholly in
+ * C without any of these would pass the prescan: what it could refuse there is built only
+ * by msgspec (array keys, timestamps) or counted here; the map keys this reader builds
+ * itself cannot be aimed at one hash beyond a bound:
+ *  - str and bin keys hash with SipHash, keyed per process (unless the operator fixes
+ *    PYTHONHASHSEED; even then a full 64-bit collision costs ~2^64 work per key);
+ *  - nil and bool equal 0 and 1 (one key each); ints hash as x mod 2^61-1 (negated for
+ *    x < 0), so of msgpack's ints (-2^63 to 2^64) at most 13 share a hash value (hash 0:
+ *    0, M .. 8M and -M .. -4M; any other value at most 9), and an int and a float of equal
+ *    value are one key;
+ *  - floats are NOT so few: p * 2^e hashes as p * 2^(e mod 61) mod 2^61-1, so the ~34
+ *    exponents of one residue share a hash, and a hash value whose 61-bit word has six set
+ *    bits 9 apart has six odd mantissas below 2^53: 202 distinct doubles share it
+ *    (measured: one dict of them takes 515 us against 7 us for 202 random floats, ~255 ns
+ *    per stored byte).  Bounded per map (each map at most ~211 colliding number keys), so
+ *    linear in the row, but about 4x the work meter's 64 units per byte; msgspec builds
+ *    the same dicts on the pure path, and its prescan does not look at number keys either.
+ *
  * Every length is checked against the bytes left before anything is read or
  * allocated.  Decode functions return a new reference, or NULL: with an
  * exception set (a real error, raised as is) or without one ("soft": the
@@ -35,6 +61,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <datetime.h>
+#include <stddef.h>
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
@@ -124,6 +151,8 @@ typedef struct {
     Py_ssize_t np_max_elements; /* Limits.max_array_elements */
     Py_ssize_t np_max_payload;  /* payloads this long or longer: the Python fast path for large arrays */
     Py_ssize_t max_ext_depth;
+    Py_ssize_t max_containers; /* Limits.max_containers (set_row_limits; decode_checked) */
+    Py_ssize_t max_typed;      /* Limits.max_hash_collisions (set_row_limits; decode_checked) */
     int safe_recursion_limit;
     Py_ssize_t nentries;
     Entry table[TABLE_SLOTS];
@@ -135,6 +164,10 @@ typedef struct {
     const unsigned char *base; /* its first byte */
     PyObject *view;           /* memoryview of the row, made on the first hook call */
     PyObject *mark;           /* fallback.mark() before this row's first Python call, or NULL */
+    int lazy;                 /* decode_checked: the prescan is this reader's to run (fallback.check) */
+    int checked;              /* ... and it has run */
+    Py_ssize_t containers;    /* maps and arrays read in C so far (lazy rows, before the prescan) */
+    Py_ssize_t typed;         /* hashable typed values of unkeyed types built in C so far (idem) */
 } State;
 
 static PyObject *decode_value(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t level);
@@ -143,6 +176,10 @@ static PyObject *str_int, *str_is_safe, *str_dict, *str_validator, *str_validate
 static PyObject *str_fields_set, *str_extra, *str_private, *str_tool_call, *str_invalid_tool_call, *str_success,
     *str_error, *str_tool_calls, *str_name, *str_args, *str_id, *str_type, *str_additional_kwargs, *str_tzinfo, *str_itemsize, *str_hasobject;
 static PyObject *empty_tuple;
+static PyObject *str_check, *str_tracked, *str_decode, *str_mark, *str_redo;
+/* Raised (in C only, never through a Python frame) when the prescan of a lazy row says
+ * its typed values must be hash-tracked: the row is read again by fallback.tracked. */
+static PyObject *Retrack;
 static PyObject *by_name_kwnames; /* ("by_name",) */
 
 /* Short map keys, kept with their hash: rows repeat the same few field names. */
@@ -279,11 +316,34 @@ static PyObject *payload_view(State *st, const unsigned char *p, Py_ssize_t n) {
     return PySequence_GetSlice(st->view, start, start + n);
 }
 
+/* A lazy row (decode_checked) runs the pure path's whole-row prescan here, once: before
+ * its first call into Python, before it hands the row back, and when its own counts say
+ * the prescan could refuse it (more containers than max_containers, or more hashable
+ * typed values than max_hash_collisions that the prescan might want tracked).  The pure
+ * path runs it before the decode: so its errors come first here too, and its walk is
+ * charged before anything else of the row is.  -1 with an error set (Retrack when the
+ * row must be read again with hash tracking). */
+static int ensure_prescan(State *st) {
+    if (!st->lazy || st->checked) return 0;
+    st->checked = 1;
+    PyObject *tracked = PyObject_CallMethodOneArg(st->r->fallback, str_check, st->src);
+    if (tracked == NULL) return -1;
+    int track = PyObject_IsTrue(tracked);
+    Py_DECREF(tracked);
+    if (track < 0) return -1;
+    if (track) {
+        PyErr_SetNone(Retrack);
+        return -1;
+    }
+    return 0;
+}
+
 /* Before the row's first call into Python that may charge the work meter: where the
  * meter stands, so that handing the row to the fallback re-reads it from there (the
  * pure path charges each step of a row once). */
 static int mark_meter(State *st) {
-    if (st->mark == NULL) st->mark = PyObject_CallMethod(st->r->fallback, "mark", NULL);
+    if (ensure_prescan(st) < 0) return -1;
+    if (st->mark == NULL) st->mark = PyObject_CallMethodNoArgs(st->r->fallback, str_mark);
     return st->mark == NULL ? -1 : 0;
 }
 
@@ -993,6 +1053,9 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
     Reader *r = st->r;
     if (code == NUMPY_ARRAY && level < r->max_ext_depth) {
         PyObject *array = plain_array(r, p, n);
+        if (array != NULL && st->lazy && (st->containers += 2) > r->max_containers && ensure_prescan(st) < 0) {
+            Py_CLEAR(array); /* its two arrays (the layout, the shape) count, as the prescan's walk counts them */
+        }
         if (array != NULL || PyErr_Occurred()) return array; /* unhashable: never tracked */
     }
     if (code < 0 || code > 5 || level >= r->max_ext_depth) return call_hook(st, code, p, n, level, NULL);
@@ -1021,6 +1084,7 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
     Entry *e = table_find(r, code, p, q - p, h);
     if (e == NULL) return call_hook(st, code, p, n, level, q);
     if (e->nitems != nitems) return call_hook(st, code, p, n, level, NULL);
+    if (st->lazy && ++st->containers > r->max_containers && ensure_prescan(st) < 0) return NULL; /* the envelope */
     if (enter_ext() < 0) return NULL;
     PyObject *value = build_entry(st, e, q, pend, level);
     leave_ext();
@@ -1031,6 +1095,11 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
         PyObject *done = keyed ? NULL : PyObject_CallOneArg(r->track, value);
         if (keyed < 0 || (keyed == 0 && done == NULL)) Py_CLEAR(value);
         Py_XDECREF(done);
+    } else if (value != NULL && st->lazy && !st->checked && Py_TYPE(value)->tp_hash != PyObject_HashNotImplemented) {
+        /* The pure path counts these (when its prescan says so) and refuses more than
+         * max_hash_collisions of one hash: past that many, ask the prescan. */
+        int keyed = PySet_Contains(r->keyed, (PyObject *)Py_TYPE(value));
+        if (keyed < 0 || (keyed == 0 && ++st->typed > r->max_typed && ensure_prescan(st) < 0)) Py_CLEAR(value);
     }
     return value;
 }
@@ -1040,6 +1109,7 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
 static PyObject *decode_array(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t n,
                               Py_ssize_t level) {
     if (end - *pp < n) return NULL; /* each item takes a byte at least */
+    if (st->lazy && ++st->containers > st->r->max_containers && ensure_prescan(st) < 0) return NULL;
     if (Py_EnterRecursiveCall(" while decoding a stored value")) return NULL;
     PyObject *list = PyList_New(n);
     if (list != NULL) {
@@ -1078,6 +1148,7 @@ static PyObject *decode_key(State *st, const unsigned char **pp, const unsigned 
 static PyObject *decode_map(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t n,
                             Py_ssize_t level) {
     if ((end - *pp) / 2 < n) return NULL; /* each entry takes two bytes at least */
+    if (st->lazy && ++st->containers > st->r->max_containers && ensure_prescan(st) < 0) return NULL;
     if (Py_EnterRecursiveCall(" while decoding a stored value")) return NULL;
     PyObject *dict = PyDict_New();
     if (dict != NULL) {
@@ -1189,32 +1260,94 @@ ext:
 
 /* --- the type -------------------------------------------------------------- */
 
-static PyObject *Reader_decode(Reader *self, PyObject *data) {
+/* The row again, by the Python side, after this reader ended its attempt: with hash
+ * tracking (Retrack), from the meter's mark (Python was called), or as it is. */
+static PyObject *hand_back(Reader *self, State *st, PyObject *data) {
+    PyObject *value;
+    if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(Retrack)) return NULL; /* the prescan refused the row */
+        PyErr_Clear();
+        return PyObject_CallMethodOneArg(self->fallback, str_tracked, data);
+    }
+    if (st->mark == NULL) return PyObject_CallMethodOneArg(self->fallback, str_decode, data);
+    /* Python was called (and may have charged the meter): the fallback rewinds first. */
+    value = PyObject_CallMethodObjArgs(self->fallback, str_redo, data, st->mark, NULL);
+    Py_CLEAR(st->mark);
+    return value;
+}
+
+static PyObject *read_row(Reader *self, PyObject *data, int lazy) {
     if (self->hooks == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is not initialised");
         return NULL;
     }
+    State st = {self, data, NULL, NULL, NULL, lazy, 0, 0, 0};
     if (Py_GetRecursionLimit() > self->safe_recursion_limit) {
-        return PyObject_CallMethod(self->fallback, "decode", "O", data);
+        ensure_prescan(&st);
+        return hand_back(self, &st, data);
     }
     Py_buffer buffer;
-    if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) return NULL;
-    State st = {self, data, (const unsigned char *)buffer.buf, NULL, NULL};
+    int exact = PyBytes_CheckExact(data); /* bytes are immutable: read in place, no buffer to hold */
+    if (exact) {
+        buffer.buf = PyBytes_AS_STRING(data);
+        buffer.len = PyBytes_GET_SIZE(data);
+    } else if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    st.base = (const unsigned char *)buffer.buf;
     const unsigned char *p = st.base, *end = st.base + buffer.len;
     PyObject *value = decode_value(&st, &p, end, 0);
     if (value != NULL && p != end) Py_CLEAR(value); /* trailing bytes: soft */
     Py_XDECREF(st.view);
-    PyBuffer_Release(&buffer);
-    if (value != NULL || (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_RecursionError))) {
+    if (!exact) PyBuffer_Release(&buffer);
+    if (value != NULL) {
         Py_XDECREF(st.mark);
         return value;
     }
-    PyErr_Clear();
-    if (st.mark == NULL) return PyObject_CallMethod(self->fallback, "decode", "O", data);
-    /* Python was called (and may have charged the meter): the fallback rewinds first. */
-    value = PyObject_CallMethod(self->fallback, "redo", "OO", data, st.mark);
-    Py_DECREF(st.mark);
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_RecursionError) && !PyErr_ExceptionMatches(Retrack)) {
+        /* A real error.  The pure path would have run the prescan first: its error wins. */
+        if (st.lazy && !st.checked) {
+            PyObject *type, *exc, *tb;
+            PyErr_Fetch(&type, &exc, &tb);
+            if (ensure_prescan(&st) < 0) {
+                Py_XDECREF(type);
+                Py_XDECREF(exc);
+                Py_XDECREF(tb);
+                value = hand_back(self, &st, data);
+                Py_XDECREF(st.mark);
+                return value;
+            }
+            PyErr_Restore(type, exc, tb);
+        }
+        Py_XDECREF(st.mark);
+        return NULL;
+    }
+    if (!PyErr_ExceptionMatches(Retrack)) {
+        /* soft, or a RecursionError: the whole row goes to the Python side */
+        PyErr_Clear();
+        ensure_prescan(&st);
+    }
+    value = hand_back(self, &st, data);
+    Py_XDECREF(st.mark);
     return value;
+}
+
+static PyObject *Reader_decode(Reader *self, PyObject *data) { return read_row(self, data, 0); }
+
+/* A row the pure path prescans before it decodes: the prescan runs only when this row
+ * needs it (see ensure_prescan), with the same outcome as running it first. */
+static PyObject *Reader_decode_checked(Reader *self, PyObject *data) { return read_row(self, data, 1); }
+
+static PyObject *Reader_set_row_limits(Reader *self, PyObject *args) {
+    Py_ssize_t max_containers, max_typed;
+    if (!PyArg_ParseTuple(args, "nn:set_row_limits", &max_containers, &max_typed)) return NULL;
+    if (max_containers < 0 || max_typed < 0) {
+        PyErr_SetString(PyExc_ValueError, "row limits must be non-negative");
+        return NULL;
+    }
+    self->max_containers = max_containers;
+    self->max_typed = max_typed;
+    Py_RETURN_NONE;
 }
 
 static int str_tuple(PyObject *o) {
@@ -1524,6 +1657,11 @@ static PyObject *Reader_entries(Reader *self, void *closure) { return PyLong_Fro
 
 static PyMethodDef Reader_methods[] = {
     {"decode", (PyCFunction)Reader_decode, METH_O, "decode(data, /): the value one msgpack row holds."},
+    {"decode_checked", (PyCFunction)Reader_decode_checked, METH_O,
+     "decode_checked(data, /): decode() for a row the pure path prescans first; this reader calls "
+     "fallback.check(data) itself, once, when the row needs it."},
+    {"set_row_limits", (PyCFunction)Reader_set_row_limits, METH_VARARGS,
+     "set_row_limits(max_containers, max_hash_collisions, /): the limits decode_checked counts against."},
     {"array", (PyCFunction)Reader_array, METH_O,
      "array(data, /): the array of a row holding one plain-layout numpy ext and nothing else, else None."},
     {"set_numpy", (PyCFunction)Reader_set_numpy, METH_VARARGS,
@@ -1555,14 +1693,160 @@ static PyTypeObject ReaderType = {
     .tp_getset = Reader_getset,
 };
 
+/* --- Serializer.loads_typed for ("msgpack", bytes) rows ------------------------
+ *
+ * LoadsTyped(reader, slow, on_error, tiny_row, small_row) is called as the serializer's
+ * loads_typed.  It takes what the Python method's small-row path takes: an exact tuple of
+ * an exact str equal to "msgpack" and exact bytes, shorter than tiny_row (or than
+ * small_row while the recursion limit is the safe one) and holding no 0xff byte; and reads
+ * it as reader.decode does.  An error is handed to on_error(exc, payload), which does
+ * what the Python method's except clauses do; every other row goes to slow(data), the
+ * Python method itself.  So no Python frame runs for a small row read wholly in C. */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Reader *reader;
+    PyObject *slow;
+    PyObject *on_error;
+    Py_ssize_t tiny_row;
+    Py_ssize_t small_row;
+} LoadsTyped;
+
+static PyObject *str_msgpack;
+
+static PyObject *LoadsTyped_one(LoadsTyped *self, PyObject *data) {
+    if (PyTuple_CheckExact(data) && PyTuple_GET_SIZE(data) == 2) {
+        PyObject *tag = PyTuple_GET_ITEM(data, 0), *payload = PyTuple_GET_ITEM(data, 1);
+        if (PyBytes_CheckExact(payload) && PyUnicode_CheckExact(tag) &&
+            (tag == str_msgpack || PyUnicode_Compare(tag, str_msgpack) == 0)) {
+            Py_ssize_t n = PyBytes_GET_SIZE(payload);
+            if ((n < self->tiny_row ||
+                 (n < self->small_row && Py_GetRecursionLimit() <= self->reader->safe_recursion_limit)) &&
+                memchr(PyBytes_AS_STRING(payload), 0xff, (size_t)n) == NULL) {
+                PyObject *value = read_row(self->reader, payload, 0);
+                if (value != NULL) return value;
+                PyObject *type, *exc, *tb;
+                PyErr_Fetch(&type, &exc, &tb);
+                PyErr_NormalizeException(&type, &exc, &tb);
+                if (exc == NULL) { /* cannot happen: read_row returns NULL with an error set */
+                    Py_XDECREF(type);
+                    Py_XDECREF(tb);
+                    PyErr_SetString(PyExc_SystemError, "the reader failed without an error");
+                    return NULL;
+                }
+                if (tb != NULL) PyException_SetTraceback(exc, tb);
+                Py_XDECREF(type);
+                Py_XDECREF(tb);
+                PyObject *args[2] = {exc, payload};
+                value = PyObject_Vectorcall(self->on_error, args, 2, NULL);
+                Py_DECREF(exc);
+                return value;
+            }
+            /* A row of one numpy ext: the method's checked path tries the plain layout first
+             * (Decoder.loads_checked: after max_row_bytes, which small_row is within). */
+            const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(payload);
+            Py_ssize_t code_at = n == 0 ? 0 : (b[0] >= 0xd4 && b[0] <= 0xd8) ? 1 : (b[0] >= 0xc7 && b[0] <= 0xc9) ? 2 + (1 << (b[0] - 0xc7)) - 1 : 0;
+            if (code_at > 0 && n < self->small_row && n > code_at && b[code_at] == NUMPY_ARRAY) {
+                PyObject *value = Reader_array(self->reader, payload);
+                if (value != Py_None) return value; /* the array, or its error (raised as the method raises it) */
+                Py_DECREF(value);
+            }
+        }
+    }
+    return PyObject_CallOneArg(self->slow, data);
+}
+
+static PyObject *LoadsTyped_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        /* the Python method decides (and words the TypeError) */
+        return PyObject_Vectorcall(((LoadsTyped *)self)->slow, args, nargsf, kwnames);
+    }
+    return LoadsTyped_one((LoadsTyped *)self, args[0]);
+}
+
+static int LoadsTyped_init(LoadsTyped *self, PyObject *args, PyObject *kwds) {
+    PyObject *reader, *slow, *on_error;
+    Py_ssize_t tiny_row, small_row;
+    if (self->reader != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a LoadsTyped is initialised once");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(args, "O!OOnn:LoadsTyped", &ReaderType, &reader, &slow, &on_error, &tiny_row, &small_row)) {
+        return -1;
+    }
+    if (!PyCallable_Check(slow) || !PyCallable_Check(on_error) || tiny_row < 0 || small_row < tiny_row) {
+        PyErr_SetString(PyExc_ValueError, "slow and on_error must be callable, 0 <= tiny_row <= small_row");
+        return -1;
+    }
+    if (((Reader *)reader)->hooks == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Reader is not initialised");
+        return -1;
+    }
+    self->reader = (Reader *)Py_NewRef(reader);
+    self->slow = Py_NewRef(slow);
+    self->on_error = Py_NewRef(on_error);
+    self->tiny_row = tiny_row;
+    self->small_row = small_row;
+    self->vectorcall = LoadsTyped_vectorcall;
+    return 0;
+}
+
+static PyObject *LoadsTyped_call(PyObject *self, PyObject *args, PyObject *kwds) {
+    if (((LoadsTyped *)self)->reader == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "LoadsTyped is not initialised");
+        return NULL;
+    }
+    if (kwds == NULL && PyTuple_GET_SIZE(args) == 1) return LoadsTyped_one((LoadsTyped *)self, PyTuple_GET_ITEM(args, 0));
+    return PyObject_Call(((LoadsTyped *)self)->slow, args, kwds);
+}
+
+static int LoadsTyped_traverse(LoadsTyped *self, visitproc visit, void *arg) {
+    Py_VISIT(self->reader);
+    Py_VISIT(self->slow);
+    Py_VISIT(self->on_error);
+    return 0;
+}
+
+static int LoadsTyped_clear(LoadsTyped *self) {
+    Py_CLEAR(self->reader);
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->on_error);
+    return 0;
+}
+
+static void LoadsTyped_dealloc(LoadsTyped *self) {
+    PyObject_GC_UnTrack(self);
+    LoadsTyped_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject LoadsTypedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "serde_kit._reader.LoadsTyped",
+    .tp_basicsize = sizeof(LoadsTyped),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "LoadsTyped(reader, slow, on_error, tiny_row, small_row): a serializer's loads_typed whose "
+              "small msgpack rows are read without a Python frame.",
+    .tp_vectorcall_offset = offsetof(LoadsTyped, vectorcall),
+    .tp_call = LoadsTyped_call,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)LoadsTyped_init,
+    .tp_dealloc = (destructor)LoadsTyped_dealloc,
+    .tp_traverse = (traverseproc)LoadsTyped_traverse,
+    .tp_clear = (inquiry)LoadsTyped_clear,
+};
+
 static struct PyModuleDef reader_module = {
     PyModuleDef_HEAD_INIT, "serde_kit._reader", "The optional compiled reader of serde_kit's read path.", -1, NULL,
 };
 
 PyMODINIT_FUNC PyInit__reader(void) {
-    if (PyType_Ready(&ReaderType) < 0) return NULL;
+    if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&LoadsTypedType) < 0) return NULL;
     PyDateTime_IMPORT;
     if (PyDateTimeAPI == NULL) return NULL;
+    if (str_msgpack == NULL && (str_msgpack = PyUnicode_InternFromString("msgpack")) == NULL) return NULL;
     if (str_int == NULL && (str_int = PyUnicode_InternFromString("int")) == NULL) return NULL;
     if (str_is_safe == NULL && (str_is_safe = PyUnicode_InternFromString("is_safe")) == NULL) return NULL;
     if (str_dict == NULL && (str_dict = PyUnicode_InternFromString("__dict__")) == NULL) return NULL;
@@ -1581,9 +1865,20 @@ PyMODINIT_FUNC PyInit__reader(void) {
         if (*strs[i].slot == NULL && (*strs[i].slot = PyUnicode_InternFromString(strs[i].text)) == NULL) return NULL;
     }
     if (empty_tuple == NULL && (empty_tuple = PyTuple_New(0)) == NULL) return NULL;
+    struct { PyObject **slot; const char *text; } names[] = {
+        {&str_check, "check"}, {&str_tracked, "tracked"}, {&str_decode, "decode"}, {&str_mark, "mark"}, {&str_redo, "redo"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) return NULL;
+    }
+    if (Retrack == NULL &&
+        (Retrack = PyErr_NewException("serde_kit._reader.Retrack", PyExc_BaseException, NULL)) == NULL) {
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&reader_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
+        PyModule_AddObjectRef(m, "LoadsTyped", (PyObject *)&LoadsTypedType) < 0 ||
         PyModule_AddIntConstant(m, "KIND_CALL", KIND_CALL) < 0 || PyModule_AddIntConstant(m, "KIND_TUPLE", KIND_TUPLE) < 0 ||
         PyModule_AddIntConstant(m, "KIND_INTS3", KIND_INTS3) < 0 ||
         PyModule_AddIntConstant(m, "KIND_DATETIME", KIND_DATETIME) < 0 ||

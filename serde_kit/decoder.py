@@ -81,7 +81,7 @@ class Decoder:
     __slots__ = (
         "_allowlist", "_lenient", "_limits", "_cache", "_warned", "_fixed", "_fixed_names", "_methods", "_levels",
         "_tracked", "_local", "_validate", "_hot", "small_row", "tiny_row", "engine", "_unvalidated_warned",
-        "_renames",
+        "_renames", "_checked_reader",
     )  # fmt: skip
 
     def __init__(
@@ -123,6 +123,8 @@ class Decoder:
         #: The top-level engine: what a small row (see :meth:`loads`) goes straight to. The
         #: msgspec decoder, or the compiled reader when serde_kit.native says it is active.
         self.engine = native.engine(self, self._levels, SAFE_RECURSION_LIMIT)  # native: the one hook
+        #: native: the compiled reader's decode_checked, which runs the prescan only when a row needs it.
+        self._checked_reader = native.checked_reader(self.engine, limits)
 
     @property
     def limits(self) -> Limits:
@@ -175,7 +177,7 @@ class Decoder:
         # Most rows hold nothing costly: read without a meter; the first costly step
         # asks for one (NeedsMeter) and the row is read again with it.
         try:
-            return self._loads_metered(data)
+            return self._loads_metered(data, self._checked_reader is not None and budget.current() is None)
         except budget.NeedsMeter:
             pass
         except MemoryError:
@@ -187,20 +189,35 @@ class Decoder:
         in which a costly step asked for one)."""
         opened = budget.open_meter(len(data), self._limits)
         try:
-            return self._loads_metered(data)
+            return self._loads_metered(data, opened)
         except MemoryError:
             raise engine_error(MemoryError(), data) from None
         finally:
             if opened:
                 budget.close_meter()
 
-    def _loads_metered(self, data: bytes) -> Any:
+    def _loads_metered(self, data: bytes, own_meter: bool = False) -> Any:
+        """Prescan (when the row needs it), then decode. ``own_meter``: the work meter open
+        (or to be opened, on NeedsMeter) is this row's alone, not an outer call's."""
         limits = self._limits
         size = len(data)
         # Rows too small to hold a flood skip the prescan (but for a timestamp
         # search) and the hash tracking of typed values: the per-call cost of
         # small pending writes stays where it was.
         small = size < self.small_row
+        checked_reader = self._checked_reader
+        if (
+            checked_reader is not None
+            and own_meter
+            and (not small or 255 in data)
+            and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+        ):
+            # native: the reader runs the same prescan itself, when (and only if) this row
+            # needs it; skipped, it would have passed (see serde_kit.native.checked_reader).
+            try:
+                return checked_reader(data)
+            except ENGINE_ERRORS as exc:
+                raise engine_error(exc, data) from None
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
         untracked = not (not small or 255 in data) or not _prescan.check(data, limits, in_decode=True)
         if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):

@@ -29,11 +29,11 @@ from typing import Any, Protocol
 
 import msgspec
 
-from . import budget
+from . import _prescan, budget
 from .errors import SerdeError
 from .ext import codes, langchain, numpy as numpy_ext, stdlib
 
-__all__ = ["ACTIVE", "AVAILABLE", "engine", "reason"]
+__all__ = ["ACTIVE", "AVAILABLE", "checked_reader", "engine", "loads_typed", "reason"]
 
 
 class Engine(Protocol):
@@ -94,15 +94,56 @@ def engine(decoder: Any, levels: list[Any], safe_recursion_limit: int) -> Engine
     fallback = levels[0]
     if ACTIVE != "native" or _reader is None:
         return fallback  # type: ignore[no-any-return]
-    reader = _make_reader(decoder, levels, safe_recursion_limit, _Fallback(levels[0], None))
+    limits = decoder.limits
+    keyed = sys.modules[type(decoder).__module__]._KEYED_HASH_TYPES  # types whose hash data cannot aim
+
+    def prescan(data: bytes) -> bool:
+        return _prescan.check(data, limits, in_decode=True)
+
+    def tracked_decode(data: bytes) -> Any:
+        return decoder._decode(data, False)
+
+    fallback = _Fallback(levels[0], None, prescan, tracked_decode)
+    reader = _make_reader(decoder, levels, safe_recursion_limit, fallback, None, keyed)
+    reader.set_row_limits(limits.max_containers, limits.max_hash_collisions)
     # Rows that may hold a big map are read by the decoder's hash-tracking levels: their
     # top level becomes a reader too, which counts the hash of every typed value it builds
     # with the decoder's own counter, as the tracking hooks do for the values they build.
     tracked = decoder._tracked
-    keyed = sys.modules[type(decoder).__module__]._KEYED_HASH_TYPES  # types whose hash data cannot aim
     fallback = _Fallback(tracked[0], decoder._local)
     tracked[0] = _make_reader(decoder, tracked, safe_recursion_limit, fallback, decoder._track_hash, keyed)
     return reader  # type: ignore[no-any-return]
+
+
+def checked_reader(engine: Any, limits: Any) -> Any:
+    """``engine.decode_checked`` when ``engine`` is the compiled reader and may run the
+    prescan itself (only when a row needs it), else None: the decoder prescans first.
+
+    The reader runs the pure path's prescan of a row before it calls Python or hands the
+    row back, and when its own counts (containers, hashable typed values) say the
+    prescan could refuse the row or track its hashes; a row it reads wholly in C without
+    either would pass the prescan (see serde_kit/_reader.c). What skipping it changes
+    then is only the walk's charge to the work meter, which the decoder allows only on a
+    meter of this row's own (:meth:`Decoder._loads_metered`), where the walk alone never
+    spends the allowance (``max_work_per_byte`` at least the walk's units per byte).
+    """
+    if _reader is None or type(engine) is not _reader.Reader:
+        return None
+    if limits.max_work_per_byte < budget.WALK_UNITS_PER_BYTE:
+        return None
+    return engine.decode_checked
+
+
+def loads_typed(engine: Any, slow: Any, on_error: Any, tiny_row: int, small_row: int) -> Any:
+    """A serializer's ``loads_typed``: ``slow`` (its Python method), or with the compiled
+    reader as ``engine`` a ``LoadsTyped`` that reads the rows ``slow``'s small-row path
+    reads (``("msgpack", bytes)`` shorter than ``tiny_row``, or than ``small_row`` at the
+    safe recursion limit, without a 0xff byte) itself, and small rows of one plain-layout
+    numpy ext as the checked path's first step does; it hands their errors to
+    ``on_error(exc, payload)`` and every other row to ``slow``."""
+    if _reader is None or type(engine) is not _reader.Reader:
+        return slow
+    return _reader.LoadsTyped(engine, slow, on_error, tiny_row, small_row)
 
 
 def plain_array(engine: Any, data: bytes) -> Any:
@@ -123,11 +164,15 @@ class _Fallback:
     and counts each step of a row once, so the native path may not refuse a row it reads.
     """
 
-    __slots__ = ("decode", "_local")
+    __slots__ = ("decode", "_local", "check", "tracked")
 
-    def __init__(self, engine: Any, local: Any) -> None:
+    def __init__(self, engine: Any, local: Any, check: Any = None, tracked: Any = None) -> None:
         self.decode = engine.decode
         self._local = local  # the decoder's thread-local of a tracked reader, else None
+        # For the reader's decode_checked: the whole-row prescan (True: track the row's
+        # hashes), and the row read with hash tracking after the prescan said so.
+        self.check = check
+        self.tracked = tracked
 
     @staticmethod
     def mark() -> int | None:

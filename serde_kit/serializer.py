@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import ormsgpack
 
-from . import _hints, _langgraph_log, _pickle
+from . import _hints, _langgraph_log, _pickle, native
 from .allowlist import Allowlist, AllowEntry
 from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
@@ -21,6 +21,10 @@ from .renames import parse_renames
 __all__ = ["Serializer"]
 
 _EMPTY = b""
+
+
+class _LoadsTyped(Protocol):
+    def __call__(self, data: tuple[str, bytes]) -> Any: ...
 
 
 class Serializer:
@@ -48,8 +52,13 @@ class Serializer:
     """
 
     __slots__ = (
-        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "renames", "_renames_given", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above",
+        "allowlist", "lenient", "limits", "pickle_fallback", "validate", "renames", "_renames_given", "_encoder", "_decoder", "_small_row", "_tiny_row", "_decode_small", "_check_above", "loads_typed",
     )  # fmt: skip
+
+    #: ``loads_typed(data)``: the value for a stored ``(tag, bytes)`` row. An instance
+    #: attribute: :meth:`_loads_typed`, or with the compiled reader its ``LoadsTyped``, which
+    #: reads small msgpack rows as that method does without entering a Python frame.
+    loads_typed: _LoadsTyped
 
     def __init__(
         self,
@@ -83,6 +92,14 @@ class Serializer:
         self._small_row = self._decoder.small_row
         self._tiny_row = self._decoder.tiny_row
         self._decode_small = self._decoder.engine.decode
+        # Set through the slot itself, so a subclass's own loads_typed method still wins
+        # the lookup (and can reach this one through super()).
+        _LOADS_TYPED_SLOT.__set__(
+            self,
+            native.loads_typed(
+                self._decoder.engine, self._loads_typed, self._small_row_error, self._tiny_row, self._small_row
+            ),
+        )
         _langgraph_log.install()  # LangGraph's strict-msgpack warning: once, explained
 
     def with_allow(self, *entries: AllowEntry) -> Serializer:
@@ -129,8 +146,8 @@ class Serializer:
             # Name every class the value needs allowed at once, not one per run (the error path only).
             raise _hints.every_write_refusal(self.allowlist, obj, exc) from None
 
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        """The value for a stored ``(tag, bytes)`` row."""
+    def _loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """The value for a stored ``(tag, bytes)`` row (``loads_typed``)."""
         try:
             tag, payload = data
         except (TypeError, ValueError):
@@ -177,11 +194,27 @@ class Serializer:
             )
         raise UnknownTagError(f"unknown type tag {tag!r} (expected msgpack, null, bytes, bytearray, json)")
 
+    def _small_row_error(self, exc: BaseException, payload: bytes) -> Any:
+        """What :meth:`_loads_typed` does when its small-row read raised ``exc`` (the compiled
+        ``LoadsTyped`` hands its errors here)."""
+        try:
+            if isinstance(exc, NeedsMeter):
+                return self._decoder.loads_with_meter(payload)  # a costly step: read again with a meter
+            if isinstance(exc, ENGINE_ERRORS):
+                raise engine_error(exc, payload) from None
+            raise exc
+        except BlockedTypeError as blocked:
+            raise _hints.every_refusal(self.allowlist, payload, blocked) from None
+
     def __repr__(self) -> str:
         flags = "".join(
             f", {name}=True" for name in ("lenient", "pickle_fallback") if getattr(self, name)
         )
         return f"Serializer(allowlist={self.allowlist!r}{flags})"
+
+
+#: The ``loads_typed`` slot's descriptor (a data descriptor on Serializer only).
+_LOADS_TYPED_SLOT: Any = Serializer.__dict__["loads_typed"]
 
 
 def _as_bytes(payload: Any) -> bytes:

@@ -70,3 +70,24 @@ def test_with_allow_returns_a_widened_copy():
     assert wider.loads_typed(wider.dumps_typed(t.Doc("a"))) == t.Doc("a")
     with pytest.raises(EncodeError):
         base.dumps_typed(t.Doc("a"))
+
+
+@pytest.mark.parametrize("slotted", [False, True], ids=["plain", "slotted"])
+def test_a_subclass_overriding_loads_typed_is_called_and_reaches_the_base(slotted: bool) -> None:
+    # loads_typed is an instance slot (the compiled LoadsTyped on the native path): a
+    # subclass's own method must still be what savers call, and super() must reach the base.
+    calls: list[tuple[str, bytes]] = []
+
+    def loads_typed(self: Serializer, data: tuple[str, bytes]) -> object:
+        calls.append(data)
+        return ("seen", super(type(self), self).loads_typed(data))
+
+    namespace: dict[str, object] = {"loads_typed": loads_typed}
+    if slotted:
+        namespace["__slots__"] = ()
+    Mine = type("Mine", (Serializer,), namespace)
+    serde = Mine()
+    row = serde.dumps_typed({"a": 1})
+    assert serde.loads_typed(row) == ("seen", {"a": 1})
+    assert calls == [row]
+    assert Serializer().loads_typed(row) == {"a": 1}

@@ -1,0 +1,315 @@
+"""Rows the pure path prescans before decoding, read by the compiled reader's decode_checked.
+
+The reader runs that prescan itself, once, only when the row needs it: before it
+first calls Python or hands the row back, and when its own counts (containers,
+hashable typed values) say the prescan could refuse the row or track its hashes.
+Each hostile row below is built so that one of those triggers is the only thing
+standing between it and a wrong answer; both paths must end alike (value and
+type, or error class and the limit it names), read cold and warm.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+
+from serde_kit import LimitExceededError, Limits, UnknownTagError
+from serde_kit.budget import WALK_UNITS_PER_BYTE
+from tests.support import budget_attacks as attack
+from tests.support.strategy_types import USER_TYPES, Plain
+
+from .conftest import assert_same_outcome, make_pair, outcome, python_calls
+
+PAD = "x" * 3000  # read in C first, and makes the row too big for the small-row path
+
+
+def msgpack(data: bytes) -> tuple[str, bytes]:
+    return ("msgpack", data)
+
+
+def ext8(code: int, payload: bytes) -> bytes:
+    assert len(payload) < 256
+    return b"\xc7" + bytes([len(payload)]) + code.to_bytes(1, "big", signed=True) + payload
+
+
+def ext32(code: int, payload: bytes) -> bytes:
+    return b"\xc9" + len(payload).to_bytes(4, "big") + code.to_bytes(1, "big", signed=True) + payload
+
+
+def array16(items: list[bytes]) -> bytes:
+    return b"\xdc" + len(items).to_bytes(2, "big") + b"".join(items)
+
+
+def uuid_ext(value: uuid.UUID) -> bytes:
+    return attack.pack(attack.ext(0, ["uuid", "UUID", value.hex]))
+
+
+def limit_of(read, row) -> str | None:
+    try:
+        read(row)
+    except LimitExceededError as exc:
+        return exc.limit
+    return None
+
+
+def assert_same_limit(fast, pure, row, expected: str | None) -> None:
+    """Both paths end alike, and a refusal names ``expected`` on both (None: read)."""
+    assert_same_outcome(fast, pure, row)
+    assert limit_of(pure.loads_typed, row) == expected
+    assert limit_of(fast.loads_typed, row) == expected
+
+
+# --- the prescan runs only when a row needs it ---------------------------------------
+
+
+def test_a_big_row_read_wholly_in_c_is_not_prescanned():
+    fast, pure = make_pair(allow=USER_TYPES)
+    value = [PAD, [Plain(a=i, b=(i, str(i))) for i in range(30)], {"k": uuid.UUID(int=5)}]
+    row = fast.dumps_typed(value)
+    assert len(row[1]) >= fast._decoder.small_row
+    assert fast.loads_typed(row) == pure.loads_typed(row) == value  # cold: learns the heads
+    assert "check" in python_calls(pure.loads_typed, row)
+    warm = python_calls(fast.loads_typed, row)
+    assert "check" not in warm and "prescan" not in warm, warm
+    assert_same_outcome(fast, pure, row)
+
+
+def test_a_row_that_calls_python_is_prescanned_once_before_the_call():
+    fast, pure = make_pair(allow=USER_TYPES)
+    row = fast.dumps_typed([PAD, uuid.UUID(int=1), uuid.UUID(int=2)])
+    calls = python_calls(fast.loads_typed, row)  # cold: both exts go to the Python hook
+    assert calls.count("prescan") == 1, calls
+    assert calls.index("prescan") < calls.index("hook")
+    # A hook that charges the meter first asks for one (NeedsMeter): the row is read
+    # again with it, prescanned once per read, as the pure path does.
+    row = fast.dumps_typed([PAD, Plain(a=1), Plain(a=2, b=[3])])
+    assert python_calls(fast.loads_typed, row).count("prescan") == python_calls(pure.loads_typed, row).count("check")
+    assert_same_outcome(fast, pure, row)
+
+
+def test_a_small_row_without_0xff_is_never_prescanned():
+    fast, _ = make_pair(allow=USER_TYPES)
+    row = fast.dumps_typed([Plain(a=1)])
+    assert len(row[1]) < fast._decoder.small_row
+    calls = python_calls(fast.loads_typed, row)
+    assert "prescan" not in calls and "check" not in calls, calls
+
+
+# --- max_containers, counted in C for rows read there ----------------------------------
+
+LIMIT = 60
+
+
+def _containers_rows(layout: str, count: int) -> list[object]:
+    """Values of exactly ``count`` containers (maps and arrays as the prescan counts them)."""
+    if layout == "arrays":  # the outer list and count - 1 lists
+        return [PAD, *[[i] for i in range(count - 1)]]
+    if layout == "maps":
+        return [PAD, *[{"k": i} for i in range(count - 1)]]
+    if layout == "tuples":  # each: the envelope and its list
+        assert (count - 1) % 2 == 0
+        return [PAD, *[(i,) for i in range((count - 1) // 2)]]
+    if layout == "numpy":  # each: its layout array and its shape
+        assert (count - 1) % 2 == 0
+        return [PAD, *[np.arange(i, i + 2) for i in range((count - 1) // 2)]]
+    if layout == "dataclasses":  # each: the envelope and its map
+        assert (count - 1) % 2 == 0
+        return [PAD, *[Plain(a=i) for i in range((count - 1) // 2)]]
+    raise AssertionError(layout)
+
+
+@pytest.mark.parametrize("layout", ["arrays", "maps", "tuples", "numpy", "dataclasses"])
+def test_max_containers_in_rows_read_in_c(layout):
+    limits = Limits(max_containers=LIMIT + 1)
+    fast, pure = make_pair(allow=USER_TYPES, limits=limits)
+    writer = make_pair(allow=USER_TYPES)[1]  # a default writer: the limited one refuses the row
+    within = writer.dumps_typed(_containers_rows(layout, LIMIT + 1))
+    over = writer.dumps_typed(_containers_rows(layout, LIMIT + 3))
+    assert_same_limit(fast, pure, within, None)  # learns every head: the next row is read in C
+    assert_same_limit(fast, pure, over, "max_containers")
+    # and in a reader that meets the row first (its exts go to the Python hook)
+    fresh, _ = make_pair(allow=USER_TYPES, limits=limits)
+    assert outcome(fresh.loads_typed, over) == outcome(pure.loads_typed, over)
+
+
+def test_max_containers_counted_across_many_payloads_of_one_row():
+    # Each payload holds few containers; the row holds too many. A check per payload
+    # would pass every one.
+    limits = Limits(max_containers=100)
+    fast, pure = make_pair(allow=USER_TYPES, limits=limits)
+    writer = make_pair(allow=USER_TYPES)[1]
+    assert_same_limit(fast, pure, writer.dumps_typed([PAD, *[Plain(a=[[i]]) for i in range(24)]]), None)
+    assert_same_limit(fast, pure, writer.dumps_typed([PAD, *[Plain(a=[[i]]) for i in range(26)]]), "max_containers")
+
+
+def test_max_containers_after_a_hook_and_a_c_read_prefix():
+    limits = Limits(max_containers=50)
+    fast, pure = make_pair(allow=USER_TYPES, limits=limits)
+    writer = make_pair(allow=USER_TYPES)[1]
+    # A refused type's ext early (the hook raises BlockedTypeError after the prescan) or late:
+    # the prescan's error comes first on both paths.
+    for value in ([PAD, uuid.UUID(int=1), *[[i] for i in range(60)]], [PAD, *[[i] for i in range(60)], Plain(a=1)]):
+        assert_same_limit(fast, pure, writer.dumps_typed(value), "max_containers")
+
+
+# --- hash tracking: the prescan decides, the reader counts first --------------------------
+
+COLLISIONS = 8
+PRIME = (1 << 61) - 1
+
+
+def _uuids_row(count: int, *, big_int_map: bool) -> bytes:
+    """``count`` UUIDs sharing one hash; with a map16 of int keys the prescan tracks the row."""
+    uuids = array16([uuid_ext(uuid.UUID(int=k * PRIME + 7)) for k in range(1, count + 1)])
+    entries = COLLISIONS + 1
+    big_map = b"\xde" + entries.to_bytes(2, "big") + b"".join(attack.pack(k) + b"\x00" for k in range(entries))
+    pad = attack.pack("y" * 70_000)  # past the prescan's estimate: a big map with int keys is tracked
+    return b"\x93" + (big_map if big_int_map else attack.pack({"k": 0})) + uuids + pad
+
+
+@pytest.mark.parametrize("big_int_map", [True, False])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_colliding_typed_values_built_in_c_are_refused_when_the_row_is_tracked(big_int_map, extra):
+    fast, pure = make_pair(limits=Limits(max_hash_collisions=COLLISIONS))
+    fast.loads_typed(msgpack(uuid_ext(uuid.UUID(int=1))))  # learn the head: UUIDs are built in C
+    row = msgpack(_uuids_row(COLLISIONS + 1 + extra, big_int_map=big_int_map))
+    refused = big_int_map and extra == 1  # COLLISIONS + 2 values: COLLISIONS + 1 collisions
+    assert_same_limit(fast, pure, row, "max_hash_collisions" if refused else None)
+
+
+# --- floods and timestamps in what the reader hands back ----------------------------------
+
+
+def _tuple_envelope(items: bytes) -> bytes:
+    return b"\x93" + attack.pack("builtins") + attack.pack("tuple") + items
+
+
+@pytest.mark.parametrize("where", ["top", "tuple", "first_sight"])
+def test_array_key_floods_in_handed_back_bytes_are_refused(where):
+    fast, pure = make_pair()
+    if where != "first_sight":
+        fast.loads_typed(fast.dumps_typed((1,)))  # learn the tuple head
+    flood = attack.flood_map(200)
+    if where == "top":
+        row = b"\x92" + attack.pack(PAD) + flood
+    else:
+        row = b"\x92" + attack.pack(PAD) + ext32(0, _tuple_envelope(b"\x91" + flood))
+    assert_same_limit(fast, pure, msgpack(row), "max_hash_collisions")
+
+
+@pytest.mark.parametrize("where", ["top", "tuple", "small"])
+def test_timestamps_after_a_c_read_prefix_are_refused(where):
+    fast, pure = make_pair()
+    fast.loads_typed(fast.dumps_typed((1,)))
+    stamp = b"\xd6\xff\x00\x00\x00\x00"
+    if where == "top":
+        row = b"\x93" + attack.pack(PAD) + attack.pack([1, 2]) + stamp
+    elif where == "tuple":
+        row = b"\x92" + attack.pack(PAD) + ext8(0, _tuple_envelope(b"\x92\x01" + stamp))
+    else:  # too small for the prescan but for its timestamp search: 0xff sends it there
+        row = b"\x92" + attack.pack("z" * 40) + stamp
+    assert_same_outcome(fast, pure, msgpack(row))
+    with pytest.raises(UnknownTagError):
+        fast.loads_typed(msgpack(row))
+
+
+# --- the work meter: charged once per row -------------------------------------------------
+
+
+def test_the_walk_is_charged_once_when_a_row_is_handed_back_after_a_hook():
+    # max_work_per_byte equal to the walk's units: the walk spends the whole allowance,
+    # so charging it twice (or anything more) would refuse the row.
+    limits = Limits(max_containers=50, max_work_per_byte=WALK_UNITS_PER_BYTE, min_work=0)
+    fast, pure = make_pair(limits=limits)
+    headers = attack.pack(b"\x90" * 80)  # container header bytes the walk must rule out
+    tuple_keyed = b"\x81\x92\x01\x02\x03"  # {(1, 2): 3}: an array key, read by msgspec
+    for head in (uuid_ext(uuid.UUID(int=3)), attack.pack(1)):
+        row = msgpack(b"\x93" + headers + head + tuple_keyed)
+        assert_same_limit(fast, pure, row, None)
+        assert fast.loads_typed(row)[2] == {(1, 2): 3}
+
+
+def test_a_charged_hook_then_a_fallback_charges_the_row_once():
+    # Resolving a class charges the meter; the row is then handed back (an array key).
+    resolve = 200_000
+    limits = Limits(max_work_per_byte=WALK_UNITS_PER_BYTE, min_work=resolve)
+    tuple_keyed = b"\x81\x92\x01\x02\x03"
+    writer = make_pair(allow=USER_TYPES)[1]
+    head = writer.dumps(Plain(a=1))
+    row = msgpack(b"\x93" + attack.pack("p" * 2500) + head + tuple_keyed)
+    assert len(row[1]) * WALK_UNITS_PER_BYTE < resolve  # the allowance is min_work: one resolve
+    fast, pure = make_pair(allow=USER_TYPES, limits=limits)
+    assert_same_limit(fast, pure, row, None)
+
+
+def test_rows_whose_walk_alone_could_spend_the_allowance_are_prescanned_first():
+    limits = Limits(max_containers=50, max_work_per_byte=WALK_UNITS_PER_BYTE - 1, min_work=0)
+    fast, pure = make_pair(limits=limits)
+    assert fast._decoder._checked_reader is None
+    row = msgpack(attack.pack([b"\x90" * 80, PAD]))
+    assert_same_limit(fast, pure, row, "max_work_per_byte")
+    good = make_pair()[0]
+    assert good._decoder._checked_reader is not None
+
+
+def test_the_reader_runs_the_prescan_before_handing_back_under_a_high_recursion_limit():
+    import sys
+
+    fast, pure = make_pair()
+    row = b"\x92" + attack.pack(PAD) + b"\xd6\xff\x00\x00\x00\x00"
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(before * 4)
+    try:
+        with pytest.raises(UnknownTagError):
+            fast._decoder.engine.decode_checked(row)  # what the decoder would not ask for here
+        assert outcome(fast.loads_typed, msgpack(row)) == outcome(pure.loads_typed, msgpack(row))
+    finally:
+        sys.setrecursionlimit(before)
+
+
+
+def test_no_reference_is_leaked_on_any_checked_path():
+    """Singletons, the reader and its loads_typed keep their counts over many reads of
+    checked rows that succeed, are prescanned, re-read with tracking, handed back or refused."""
+    import gc
+    import sys
+
+    limits = Limits(max_containers=LIMIT + 1, max_hash_collisions=COLLISIONS)
+    fast, _ = make_pair(allow=USER_TYPES, limits=limits)
+    writer = make_pair(allow=USER_TYPES)[1]
+    stamp = b"\xd6\xff\x00\x00\x00\x00"
+    rows = [
+        writer.dumps_typed(_containers_rows(layout, LIMIT + extra))
+        for layout in ("arrays", "tuples", "numpy", "dataclasses")
+        for extra in (1, 3)
+    ]
+    rows += [msgpack(_uuids_row(COLLISIONS + extra, big_int_map=big)) for extra in (1, 2) for big in (True, False)]
+    rows += [
+        msgpack(b"\x92" + attack.pack(PAD) + attack.flood_map(200)),
+        msgpack(b"\x92" + attack.pack(PAD) + ext32(0, _tuple_envelope(b"\x91" + attack.flood_map(200)))),
+        msgpack(b"\x93" + attack.pack(PAD) + attack.pack([1, 2]) + stamp),
+        msgpack(b"\x92" + attack.pack(PAD) + ext8(0, _tuple_envelope(b"\x92\x01" + stamp))),
+        msgpack(b"\x93" + attack.pack(PAD) + uuid_ext(uuid.UUID(int=3)) + b"\x81\x92\x01\x02\x03"),
+    ]
+    whole = writer.dumps_typed([PAD, uuid.UUID(int=9), (1, 2), Plain(a=[1], b={"k": 2.5})])[1]
+    rows += [msgpack(whole[:cut]) for cut in range(len(PAD) + 3, len(whole), 7)]
+    rows += [msgpack(whole[:at] + b"\xc1" + whole[at + 1 :]) for at in range(len(PAD) + 3, len(whole), 5)]
+
+    def read_all() -> None:
+        for row in rows:
+            try:
+                fast.loads_typed(row)
+            except Exception:
+                pass
+
+    engine = fast._decoder.engine
+    watched = [None, True, False, engine, fast.loads_typed, fast._decoder._tracked[0]]
+    counts = []
+    for _ in range(3):  # the first round fills the table and the caches
+        for _ in range(5):
+            read_all()
+        gc.collect()
+        counts.append([sys.getrefcount(o) for o in watched])
+    assert counts[1] == counts[2]
