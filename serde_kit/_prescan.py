@@ -152,13 +152,15 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
         if data.translate(_CLASSES).count(b"C") > limits.max_containers:
             _walk(data, limits, in_decode)
             return True
-    candidates = big_map_candidates(data, CHECKED_ENTRIES)
+    # (A lowered max_hash_collisions has smaller maps checked too.)
+    entries = min(CHECKED_ENTRIES, flood_entries(limits))
+    candidates = big_map_candidates(data, entries)
     if candidates:
         too_many = len(candidates) > _candidate_cap(size)
         verdict = _UNKNOWN if too_many else _checked_in_c(data, candidates, limits)
         if verdict is _UNKNOWN:
             if _may_flood(data, candidates[0], limits):
-                if _in_c(lambda row: _plain_keys(row, CHECKED_ENTRIES), data):
+                if _in_c(lambda row: _plain_keys(row, entries), data):
                     return False  # every map that may be big has string keys only: no typed key either
                 _walk(data, limits, in_decode)
                 return True
