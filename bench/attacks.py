@@ -57,6 +57,11 @@ CASES: dict[str, tuple[str, str]] = {
     "i19_3_count_beyond_row_20k": ("msgpack", "A.flood_map_declaring_more_than_it_holds(20_000)"),
     "i19_4_json_empty_objects_18MB": ("json", "A.json_empty_objects(6_000_000)"),
     "i19_6_token_ids_int_key": ("msgpack", "A.token_ids_with_an_int_key()"),
+    # issue 19, round 3: maps of at most max_hash_collisions long colliding keys
+    "i19_r3_long_key_maps_10x64x300": ("msgpack", "A.maps_of_long_colliding_keys(10, 64, 300)"),
+    "i19_r3_long_key_maps_300x64x20": ("msgpack", "A.maps_of_long_colliding_keys(300, 64, 20)"),
+    "i19_r3_long_key_maps_in_ext": ("msgpack", "A.in_tuple_ext(A.maps_of_long_colliding_keys(10, 64, 300))"),
+    "i19_r3_fixmaps_15_long_keys_x40": ("msgpack", "A.maps_of_long_colliding_keys(40, 15, 2000, 0x80)"),
     # honest rows of comparable sizes
     "honest_chat_500": ("msgpack", "S.dumps(P.chat_checkpoint(500))"),
     "honest_chat_20": ("msgpack", "S.dumps(P.chat_checkpoint(20))"),
@@ -67,6 +72,7 @@ CASES: dict[str, tuple[str, str]] = {
     "honest_list_1M_ints": ("msgpack", "S.dumps(list(range(1_000_000)))"),
     "honest_floats_1M": ("msgpack", "S.dumps([i / 7 for i in range(1_000_000)])"),
     "honest_tuple_keys_1999": ("msgpack", "A.pack({(i, i * 7): i for i in range(1999)})"),
+    "honest_long_key_maps_10x64x300": ("msgpack", "A.pack([{tuple(range(1000 + i, 1300 + i)): 0 for i in range(64)}] * 10)"),
     "honest_token_ids_no_int_key": ("msgpack", "S.dumps({'1': A.ormsgpack.unpackb(A.token_ids_with_an_int_key(), option=A.OPT)[1]})"),
     "honest_cjk_chat_200": ("msgpack", "S.dumps({'messages': [{'role': 'user', 'content': '\u4f60\u597d\u4e16\u754c' * 40, 'id': str(i)} for i in range(200)]})"),
 }

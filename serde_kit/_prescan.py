@@ -13,23 +13,27 @@ one step, ext payloads walked as the msgpack they hold):
 - msgpack timestamps (ext -1), which the engine would turn into datetimes
   without asking: neither serde_kit nor LangGraph writes them.
 
-The walk runs in Python, so :func:`check` first rules rows out at C speed: a
-map that can hold more colliding keys than ``max_hash_collisions`` has more
-entries than that, so it starts with a map16/map32 header (found at memchr
-speed) whose count is that large (or whose count the rest of the row cannot
-hold: the engine reads entries until the row ends); then what the keys after it
-could cost if all collided (:func:`flood_work`) must exceed the row's allowance;
-then a string-keys-only decode (of the parts that may hold such a header) must
-fail. Most honest rows stop at the first or second step and none is walked.
-Nothing about the keys' bytes is assumed: a colliding tuple key may start with
-any element (``("", a, b)``: the empty string's hash is 0). Typed values used
-as map keys are bounded by the same estimate, or else the decoder tracks the
-hashes of the values its ext hook builds (:func:`check` says which).
+The walk runs in Python, so :func:`check` first works at C speed: a map that
+can flood has 16 entries or more (smaller ones cost a bounded amount per stored
+byte however their keys collide), so it starts with a map16/map32 header byte,
+found at memchr speed. Each such byte is tested for starting a value (msgspec
+skipping the buffer with that byte made invalid), and each real map's keys are
+read as raw items: string and number keys end there, array keys are hashed
+(colliding groups charged to the row's work meter, too large ones refused).
+Rows with too many such bytes take the whole-row path (an estimate from counts
+of header bytes, then a string-keys-only decode, then the walk). Nothing about
+the keys' bytes is assumed: a colliding tuple key may start with any element
+(``("", a, b)``: the empty string's hash is 0). Typed values used as map keys
+are left to the decoder, which tracks the hashes of the values its ext hook
+builds (:func:`check` says when).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import collections
+import re
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -39,7 +43,18 @@ from . import _stack, budget
 from .errors import MalformedDataError, UnknownTagError
 from .limits import Limits
 
-__all__ = ["SMALL_ROW", "check", "first_big_map", "flood_entries", "flood_work", "may_hold_big_map", "scan"]
+__all__ = [
+    "CHECKED_ENTRIES",
+    "SMALL_ROW",
+    "big_map_candidates",
+    "check",
+    "first_big_map",
+    "flood_entries",
+    "flood_work",
+    "key_units",
+    "may_hold_big_map",
+    "scan",
+]
 
 #: Rows shorter than this are not prescanned (but for a timestamp search): the
 #: most keys of one hash they can hold (all tuples of 7 elements each 0 or "", whose
@@ -110,41 +125,391 @@ def _uniform_run(data: bytes, pos: int, first: int, width: int, left: int) -> in
 def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     """Raise if ``data`` holds what the engine cannot bound; cheap for most rows.
     True when its maps may still hold typed keys that collide (values the ext hook
-    builds: the decoder then counts their hashes), False when they cannot (no map
-    big enough, keys cheap enough, or string keys only where a map may be big).
+    builds: the decoder then counts their hashes), False when they cannot.
 
-    Its Python walk is charged to the work meter of the decode call running on
+    Its Python work is charged to the work meter of the decode call running on
     this thread; ``in_decode=True`` (the decoder) asks for that meter first
     (:class:`~serde_kit.budget.NeedsMeter`) when none is open, any other caller
     (the writer checking what its reader will read) gets one for this check.
 
-    Only a map of more entries than ``max_hash_collisions`` can hold more
-    colliding keys than that limit allows, and it starts with a map16/map32
-    header whose count says so: :func:`first_big_map` finds the first place one
-    may start, at memchr speed. A row with none is at most searched for a
-    timestamp. Otherwise what every array key after that place could cost if
-    all of them collided (:func:`flood_work`, from counts of header bytes) is
-    held to the row's allowance; a row over it is read by ormsgpack with string
-    keys only (C speed, ext payloads read only where such a map may be). Only a
-    row where that finds a non-string key, or that may exceed
-    :attr:`Limits.max_containers`, is walked by :func:`scan`, which checks the
-    keys of every map.
+    A map of fewer than :data:`CHECKED_ENTRIES` entries (a fixmap) costs at most
+    a bounded multiple of its size however its keys collide (:func:`flood_work`
+    per byte, within the meter's allowance); a larger one starts with a
+    map16/map32 header whose count says so, found at memchr speed by
+    :func:`big_map_candidates`. Where a row holds a few such bytes, each is
+    tested at C speed for being a real header (:func:`_header_home`: most are
+    bytes inside a number or a string), and each real one's keys are checked
+    exactly (:func:`_check_map_keys`: string and number keys are cheap; array
+    and typed keys are hashed, colliding ones charged to the meter and more than
+    ``max_hash_collisions`` of one hash refused). A row with more candidates, or
+    one the C-speed skip cannot read, takes the whole-row path: what every array
+    key after the first candidate could cost if all collided (:func:`flood_work`)
+    against the row's allowance, then a string-keys-only decode (C speed), and
+    only if that finds a non-string key, the walk (:func:`scan`, metered).
     """
     size = len(data)
     if size > limits.max_containers:
         if data.translate(_CLASSES).count(b"C") > limits.max_containers:
             _walk(data, limits, in_decode)
             return True
-    entries = flood_entries(limits)
-    start = first_big_map(data, entries)
-    if start >= 0 and _may_flood(data, start, limits):
-        if _in_c(lambda row: _plain_keys(row, entries), data):
-            return False  # every map that may be big has string keys only: no typed key either
-        _walk(data, limits, in_decode)
-        return True
+    # (A lowered max_hash_collisions has smaller maps checked too.)
+    entries = min(CHECKED_ENTRIES, flood_entries(limits))
+    candidates = big_map_candidates(data, entries)
+    if candidates:
+        too_many = len(candidates) > _candidate_cap(size)
+        verdict = _UNKNOWN if too_many else _checked_in_c(data, candidates, limits)
+        if verdict is _UNKNOWN:
+            if _may_flood(data, candidates[0], limits):
+                if _in_c(lambda row: _plain_keys(row, entries), data):
+                    return False  # every map that may be big has string keys only: no typed key either
+                _walk(data, limits, in_decode)
+                return True
+            typed = True  # not read: typed keys stay counted by the decoder
+        else:
+            units, typed = verdict
+            if units:
+                _charge(units, "comparing map keys that share a hash value", data, limits, in_decode)
+    else:
+        typed = False
     if _may_hold_timestamp(data) and not _in_c(_no_timestamp, data):
         _walk(data, limits, in_decode)  # ormsgpack could not read it: the walk finds what is wrong
-    return False
+        return True
+    return typed
+
+
+#: Maps of this many entries or more (a map16 or map32 header) are checked; smaller
+#: ones (fixmaps) cost at most 105 key comparisons each, bounded per stored byte.
+CHECKED_ENTRIES = 16
+#: Rows with more candidate headers than this take the whole-row path (each candidate
+#: costs one C-speed skip of the row).
+_MAX_CANDIDATES = 8
+#: ... and one more per this many bytes of the row.
+_BYTES_PER_CANDIDATE = 512
+#: ... and never more than this many (each costs Python steps and a few C-speed scans).
+_MOST_CANDIDATES = 128
+#: Ext header bytes looked at before one candidate, at most (each a Python step), and
+#: rounds of them tested for the candidates of one buffer (each round a skip of it):
+#: honest rows need one or two; more goes to the whole-row path.
+_MAX_EXT_BYTES_SEEN = 64
+_MAX_ROUNDS = 8
+_UNKNOWN: Any = object()
+_MARK = 0xC1  # never valid msgpack: the skip stops at it only where a value starts
+_TRAILING = re.compile(r"MessagePack data is malformed: trailing characters \(byte (\d+)\)")
+_MARK_HIT = re.compile(r"MessagePack data is malformed: invalid opcode '\\xc1' \(byte (\d+)\)")
+_SKIP = msgspec.msgpack.Decoder(type=msgspec.Raw)
+_RAW_ITEMS = msgspec.msgpack.Decoder(type=list[msgspec.Raw])
+_CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[str | int | float | bool | None])
+_EXT_HEAD_SIZE = {0xC7: 3, 0xC8: 4, 0xC9: 6, 0xD4: 2, 0xD5: 2, 0xD6: 2, 0xD7: 2, 0xD8: 2}
+#: How far before a position an ext header can start and still hold it.
+_EXT_REACH = {0xC7: 3 + 0xFF, 0xC8: 4 + 0xFFFF, 0xC9: -1, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
+
+
+def _charge(units: int, what: str, data: bytes, limits: Limits, in_decode: bool) -> None:
+    if in_decode or budget.current() is not None:
+        budget.charge(units, what)
+    else:
+        budget.Meter(len(data), limits).charge(units, what)
+
+
+def _candidate_cap(size: int) -> int:
+    return min(_MOST_CANDIDATES, _MAX_CANDIDATES + size // _BYTES_PER_CANDIDATE)
+
+
+def big_map_candidates(data: bytes, entries: int) -> list[int]:
+    """Every place a map of ``entries`` entries or more may start in ``data`` (ext payloads
+    included), in order; past :func:`_candidate_cap` of them, the list is cut one longer.
+
+    Such a map starts with a map16 (0xde) or map32 (0xdf) header whose count is
+    that large and whose entries (two bytes each at least) the rest of the row can
+    hold (the engine reads entries until the row ends, so an over-declared count
+    builds as many as fit). The header bytes are found at memchr speed.
+    """
+    size = len(data)
+    most = _candidate_cap(size)
+    found: list[int] = []
+    for head, width in ((0xDE, 2), (0xDF, 4)):
+        pos = data.find(head)
+        while pos >= 0 and len(found) <= most:
+            count = int.from_bytes(data[pos + 1 : pos + 1 + width], "big")
+            if min(count, (size - pos - 1 - width) // 2) >= entries:
+                found.append(pos)
+            pos = data.find(head, pos + 1)
+    found.sort()
+    return found
+
+
+def _checked_in_c(data: bytes, candidates: list[int], limits: Limits) -> Any:
+    """(units, typed) for the real maps among ``candidates``: the work their colliding keys
+    cost, and whether any key holds a typed value; ``_UNKNOWN`` when the C-speed skip
+    cannot tell. Raises when a map holds too many keys of one hash."""
+    if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT and not _stack.shallow(data):
+        return _stack.on_big_stack(_check_candidates, data, candidates, limits)
+    return _check_candidates(data, candidates, limits)
+
+
+def _check_candidates(data: bytes, candidates: list[int], limits: Limits) -> Any:
+    units, typed = 0, False
+    try:
+        homes = _Level(data).homes(candidates)
+    except _Unreadable:
+        return _UNKNOWN
+    if homes is _UNKNOWN:
+        return _UNKNOWN
+    for buf, pos in homes:
+        found = _check_map_keys(buf, pos, limits)
+        if found is _UNKNOWN:
+            return _UNKNOWN
+        units += found[0]
+        typed = typed or found[1]
+    return units, typed
+
+
+def _skip_error(buf: bytes | bytearray | memoryview) -> str | None:
+    """The C-speed skip's complaint about ``buf`` (None: one well-formed value)."""
+    try:
+        _SKIP.decode(buf)
+    except msgspec.DecodeError as exc:
+        return str(exc)
+    except RecursionError:
+        return _TOO_DEEP
+    return None
+
+
+_TOO_DEEP = "too deep"
+
+
+#: Header bytes followed by a length or count: a byte up to four places after one may be
+#: part of that length, which a 0xc1 written there would change.
+_LENGTH_HEADERS = bytes([0xC4, 0xC5, 0xC6, 0xC7, 0xC8, 0xC9, 0xD9, 0xDA, 0xDB, 0xDC, 0xDD, 0xDE, 0xDF])
+
+
+class _Unreadable(Exception):
+    """A buffer the C-speed skip cannot read to its end."""
+
+
+class _Level:
+    """One buffer the decoder reads as one msgpack value (the row, or an ext payload),
+    searched for the places where given bytes start a value.
+
+    msgspec skips a copy of the buffer (at C speed, building nothing) in which those
+    bytes are 0xc1, never valid msgpack: it stops at the first one that starts a value,
+    having read every byte before it as the engine would (and stopping where the engine
+    would stop, on bad bytes). That byte is put back and the skip runs again, until it
+    stops at none (a buffer nested too deep for it is left to the whole-row path). A 0xc1 inside a string, bin, number or ext payload is skipped with
+    it; only one inside a length or count would change what follows, so a byte up to
+    four places after a header that carries one is tested on its own.
+    """
+
+    __slots__ = ("buf", "_marked", "_known")
+
+    def __init__(self, buf: bytes) -> None:
+        self.buf = buf
+        self._marked: bytearray | None = None
+        self._known: dict[int, bool] = {0: True}  # the buffer's value starts at 0
+
+    def starts(self, places: list[int]) -> set[int]:
+        """Which of ``places`` start a value in this buffer."""
+        buf, known = self.buf, self._known
+        todo = [at for at in places if at not in known]
+        if todo:
+            if self._marked is None:
+                self._marked = bytearray(buf)
+            alone = [
+                at
+                for at in todo
+                if buf[max(0, at - 4) : at].translate(None, _LENGTH_HEADERS) != buf[max(0, at - 4) : at]
+            ]
+            together = [at for at in todo if at not in alone]
+            for group in [together, *([at] for at in alone)]:
+                if group:
+                    self._run(group)
+        return {at for at in places if known[at]}
+
+    def _run(self, group: list[int]) -> None:
+        buf, marked, known = self.buf, self._marked, self._known
+        assert marked is not None
+        for at in group:
+            marked[at] = _MARK
+            known[at] = False
+        try:
+            while True:
+                complaint = _skip_error(marked)
+                if complaint == _TOO_DEEP:
+                    raise _Unreadable  # the engine's own depth rule decides: the whole-row path
+                hit = _MARK_HIT.fullmatch(complaint) if complaint else None
+                at = int(hit.group(1)) if hit else -1
+                if at not in group or known[at]:
+                    # Read to the end, or to bytes the engine stops at too (a length a 0xc1
+                    # of a single test changed, or the buffer's own bad bytes): no other
+                    # byte of the group starts a value the engine builds.
+                    return
+                known[at] = True
+                marked[at] = buf[at]
+        finally:
+            for at in group:
+                marked[at] = buf[at]
+
+    def homes(self, candidates: list[int]) -> Any:
+        """``(buffer, offset)`` for each of ``candidates`` where the decoder starts a value
+        (in this buffer or in the payload of an ext holding it); ``_UNKNOWN`` when too many
+        ext headers around one would need testing."""
+        buf = self.buf
+        starting = self.starts(candidates)
+        out: list[tuple[bytes, int]] = [(buf, at) for at in candidates if at in starting]
+        # The rest may lie in the payload of an ext at this level: its header precedes
+        # them and its declared length reaches past them. Real exts at one level never
+        # overlap, so the first (nearest) one found real is the only one.
+        inside: dict[tuple[int, int], list[int]] = {}
+        pending: dict[int, Iterator[tuple[int, int]]] = {}
+        whole = _ext_span(buf, 0)  # a buffer that is one ext: the ext holds every candidate
+        for pos in candidates:
+            if pos in starting:
+                continue
+            if whole is not None and whole[0] <= pos < whole[1]:
+                inside.setdefault((0, whole[1]), []).append(pos)
+                continue
+            pending[pos] = _covering_exts(buf, pos)
+        # Each round tests the next ext header that may hold each candidate, all in one skip.
+        for _ in range(_MAX_ROUNDS):
+            if not pending:
+                break
+            tried: dict[int, tuple[int, int]] = {}
+            for pos, headers in list(pending.items()):
+                found = next(headers, None)
+                if found is None:
+                    del pending[pos]  # held by no ext: inside a number, a string or a header
+                else:
+                    tried[pos] = found
+            real = self.starts(sorted({at for at, _ in tried.values()}))
+            for pos, (at, end) in tried.items():
+                if at in real:
+                    inside.setdefault((at, end), []).append(pos)
+                    del pending[pos]
+        else:
+            if pending:
+                return _UNKNOWN
+        for (at, end), places in inside.items():
+            head = _EXT_HEAD_SIZE[buf[at]]
+            code = int.from_bytes(buf[at + head - 1 : at + head], "big", signed=True)
+            if code not in _KNOWN_EXT_CODES:
+                continue  # a payload the decoder does not read as msgpack
+            found = _Level(buf[at + head : end]).homes([pos - at - head for pos in places])
+            if found is _UNKNOWN:
+                return _UNKNOWN
+            out.extend(found)
+        return out
+
+
+def _ext_span(buf: bytes, at: int) -> tuple[int, int] | None:
+    """(payload start, payload end) of an ext header at ``buf[at]`` that fits, else None."""
+    head = _EXT_HEAD_SIZE.get(buf[at]) if at < len(buf) else None
+    if head is None:
+        return None
+    length = _FIXEXT[buf[at]] if buf[at] in _FIXEXT else int.from_bytes(buf[at + 1 : at + head - 1], "big")
+    return (at + head, at + head + length) if at + head + length <= len(buf) else None
+
+
+def _covering_exts(buf: bytes, pos: int) -> Iterator[tuple[int, int]]:
+    """Ext header bytes before ``pos`` whose declared payload holds ``pos``, with their
+    payload's end (ext8 first, the usual header of a small typed value; nearest first)."""
+    size = len(buf)
+    seen = 0
+    for head, reach in _EXT_REACH.items():
+        low = 0 if reach < 0 else max(0, pos - reach)
+        size_head = _EXT_HEAD_SIZE[head]
+        at = buf.rfind(head, low, pos)
+        while at >= 0:
+            seen += 1
+            if seen > _MAX_EXT_BYTES_SEEN:
+                raise _Unreadable  # stray ext header bytes in bulk: the whole-row path
+            length = _FIXEXT[head] if head in _FIXEXT else int.from_bytes(buf[at + 1 : at + size_head - 1], "big")
+            payload = at + size_head
+            if payload <= pos < payload + length <= size:
+                yield at, payload + length
+            at = buf.rfind(head, low, at)
+
+
+def _check_map_keys(buf: bytes, pos: int, limits: Limits) -> Any:
+    """(units, typed) for the map whose header is at ``buf[pos]``: what comparing its keys
+    that share a hash costs, and whether a key holds a typed value. ``_UNKNOWN`` for a
+    map that does not parse (a count beyond the row: the walk reports it). Raises when
+    more than ``max_hash_collisions`` keys share one hash."""
+    complaint = _skip_error(memoryview(buf)[pos:])
+    if complaint is None:
+        end = len(buf)
+    else:
+        trailing = _TRAILING.fullmatch(complaint)
+        if trailing is None:
+            return _UNKNOWN
+        end = pos + int(trailing.group(1))
+    width = 2 if buf[pos] == 0xDE else 4
+    count = int.from_bytes(buf[pos + 1 : pos + 1 + width], "big")
+    # The entries as an array of 2 x count values: keys at the even places.
+    items = _RAW_ITEMS.decode(b"\xdd" + (2 * count).to_bytes(4, "big") + buf[pos + 1 + width : end])
+    keys = b"\xdd" + count.to_bytes(4, "big") + b"".join(items[0::2])
+    try:
+        _CHEAP_KEYS.decode(keys)
+        return 0, False  # strings and numbers: hashes not aimed (strings) or few per value (numbers)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass
+    typed: list[int] = []
+
+    def typed_key(code: int, data: memoryview) -> _Ext:
+        typed.append(code)
+        return _Ext(code, data)
+
+    try:
+        values = msgspec.msgpack.Decoder(ext_hook=typed_key).decode(keys)
+    except (msgspec.DecodeError, RecursionError):
+        return _UNKNOWN
+    # Arrays as keys become tuples (one holding an array cannot be hashed: the engine
+    # refuses it too, and so does hashing it here).
+    return _collision_units([tuple(key) if type(key) is list else key for key in values], limits, bool(typed))
+
+
+def _collision_units(keys: list[Any], limits: Limits, typed: bool) -> Any:
+    """(units, typed): what comparing the ``keys`` of one map that share a hash costs
+    (:func:`key_units` of the smaller key, per pair), and ``typed``; raises past
+    ``max_hash_collisions`` keys of one hash (or for a key that cannot be hashed, as
+    the engine would)."""
+    try:
+        hashes = list(map(hash, keys))
+    except TypeError:  # a key holding a map or an array: msgspec refuses it too
+        raise MalformedDataError(
+            "not valid msgpack data: map keys must be hashable (a key holds a map or an array)"
+        ) from None
+    counts = collections.Counter(hashes)
+    units = 0
+    if len(counts) == len(hashes):
+        return units, typed  # no two keys share a hash: none is compared
+    shared = {found for found, count in counts.items() if count > 1}
+    groups: dict[int, list[Any]] = {}
+    for value, found in zip(keys, hashes, strict=True):
+        if found in shared:
+            groups.setdefault(found, []).append(value)
+    for group in groups.values():
+        if len(group) > limits.max_hash_collisions:
+            raise limits.refuse("max_hash_collisions", "map keys sharing one hash value", len(group))
+        costs = sorted(key_units(key) for key in group)
+        # Each pair costs about the smaller key: the i-th smallest is the smaller of len - 1 - i pairs.
+        units += sum(cost * (len(costs) - 1 - i) for i, cost in enumerate(costs))
+        units += FLOOD_UNITS_PER_PAIR * len(costs) * (len(costs) - 1) // 2
+    return units, typed
+
+
+def key_units(key: Any) -> int:
+    """Work units of comparing ``key`` (as the prescan decodes it: typed values as
+    ``(code, payload)``) with an equal-hashed key of at least its size."""
+    items = key if type(key) is tuple else (key,)
+    units = 0
+    for item in items:
+        if type(item) is _Ext:  # a typed value: compared in Python
+            units += FLOOD_UNITS_PER_TYPED_VALUE + FLOOD_UNITS_PER_BYTE * len(item.payload)
+        elif type(item) in (str, bytes):
+            units += FLOOD_UNITS_PER_ELEMENT + FLOOD_UNITS_PER_BYTE * len(item)
+        else:
+            units += FLOOD_UNITS_PER_ELEMENT
+    return units
 
 
 #: Nesting ormsgpack (which recurses on the C stack, ~600 bytes a level, up to its own
@@ -162,13 +527,17 @@ def _in_c(check: Callable[[bytes], bool], data: bytes) -> bool:
 
 
 def _walk(data: bytes, limits: Limits, in_decode: bool) -> None:
-    """:func:`scan`, charged to the call's work meter (it runs in Python)."""
-    work = len(data) * budget.WALK_UNITS_PER_BYTE
+    """:func:`scan`, charged to the call's work meter (it runs in Python), and then what
+    comparing the keys it found sharing a hash costs."""
     if in_decode or budget.current() is not None:
-        budget.charge(work, "the prescan's walk over the row")
+        meter = budget.current()
+        budget.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
     else:
-        budget.Meter(len(data), limits).charge(work, "the prescan's walk over the row")
-    scan(data, limits)
+        meter = budget.Meter(len(data), limits)
+        meter.charge(len(data) * budget.WALK_UNITS_PER_BYTE, "the prescan's walk over the row")
+    units = scan(data, limits)
+    if units and meter is not None:
+        meter.charge(units, "comparing map keys that share a hash value")
 
 
 def may_hold_big_map(data: bytes, entries: int) -> bool:
@@ -362,8 +731,9 @@ def _may_hold_timestamp(data: bytes) -> bool:
     return False
 
 
-def scan(data: bytes, limits: Limits) -> None:
-    """Raise if ``data`` holds too many containers, a hash-flooded map or a timestamp.
+def scan(data: bytes, limits: Limits) -> int:
+    """Raise if ``data`` holds too many containers, a hash-flooded map or a timestamp;
+    return the work units its maps' array keys that share a hash cost to compare.
 
     Malformed structure found on the way raises :class:`MalformedDataError`;
     anything else malformed is left to the decoder, which reports it.
@@ -372,6 +742,7 @@ def scan(data: bytes, limits: Limits) -> None:
     end = len(data)
     max_containers = limits.max_containers
     containers = 0
+    units = 0
     pos = 0
     # Frame: [values left, is map, array-key spans or None, ext depth, region end or -1, key span or None]
     stack: list[list[Any]] = [[1, False, None, 0, -1, None]]
@@ -382,8 +753,8 @@ def scan(data: bytes, limits: Limits) -> None:
             stack.pop()
             if frame[5] is not None:
                 frame[5][1] = pos
-            if frame[2] is not None and len(frame[2]) > limits.max_hash_collisions:
-                _check_key_collisions(view, frame[2], limits)
+            if frame[2] is not None and len(frame[2]) > 1:
+                units += _check_key_collisions(view, frame[2], limits)
             if frame[4] >= 0:
                 if pos > frame[4]:
                     raise MalformedDataError("an ext payload is shorter than the value it holds")
@@ -454,21 +825,31 @@ def scan(data: bytes, limits: Limits) -> None:
             key_span = [pos - 1 if first <= 0x9F else pos - 1 - _CONTAINER_WIDTH[first], -1]
             spans.append(key_span)
         stack.append([count * 2 if opens_map else count, opens_map, None, frame[3], -1, key_span])
+    return units
 
 
-_KEY_DECODER = msgspec.msgpack.Decoder(ext_hook=lambda code, data: (code, bytes(data)))
+class _Ext:
+    """A typed value in a map key, as the prescan sees it: its code and payload (the value
+    the ext hook builds, and so its hash, is the decoder's to count)."""
+
+    __slots__ = ("code", "payload")
+
+    def __init__(self, code: int, payload: memoryview) -> None:
+        self.code, self.payload = code, bytes(payload)
 
 
-def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limits) -> None:
-    """Raise when too many of one map's array keys (given as byte spans) share a hash."""
+_KEY_DECODER = msgspec.msgpack.Decoder(ext_hook=_Ext)
+
+
+def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limits) -> int:
+    """Work units of comparing one map's array keys (given as byte spans) that share a
+    hash; raises when more than ``max_hash_collisions`` of them do."""
     try:
         keys = [_as_key(_KEY_DECODER.decode(view[start:stop])) for start, stop in spans]
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
-    try:
-        budget.check_hash_collisions(keys, limits, "map keys")
-    except TypeError:  # an array key holding a map: msgspec would refuse it too
-        raise MalformedDataError("not valid msgpack data: map keys must be hashable (an array key holds a map)") from None
+    units: int = _collision_units(keys, limits, False)[0]
+    return units
 
 
 def _as_key(value: Any) -> Any:

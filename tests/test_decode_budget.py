@@ -877,3 +877,132 @@ def test_honest_maps_of_tuple_keys_below_2000_entries_still_read():
         assert SERDE.loads(SERDE.dumps(honest)) == honest
     honest_uuids = {uuid.UUID(int=i): i for i in range(300)}
     assert SERDE.loads(SERDE.dumps(honest_uuids)) == honest_uuids
+
+
+# --- issue 19, round 3: maps of at most max_hash_collisions long colliding keys ------
+
+
+def _long_key_maps(maps: int, header: int = 0xDE) -> bytes:
+    return attack.maps_of_long_colliding_keys(maps, 64, 300, header)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: _long_key_maps(10),
+        lambda: _long_key_maps(10, 0xDF),  # behind map32 headers
+        # after padding, in a list
+        lambda: b"\x92" + attack.pack("padding " * 2000) + _long_key_maps(10),
+        # right after a zero-length bin: the first header sits where a length byte could be
+        lambda: b"\x9b\xc4\x00" + _long_key_maps(10)[5:],
+        # in a typed value's payload (a tuple holding the maps)
+        lambda: _ext32(0, _envelope("builtins", "tuple") + b"\x91" + _long_key_maps(10)),
+        # nested two exts deep
+        lambda: attack.in_tuple_ext(attack.in_tuple_ext(_long_key_maps(10))),
+        # more maps than the prescan tests one by one (the whole-row path and the walk)
+        lambda: attack.maps_of_long_colliding_keys(300, 64, 20),
+        # the last of ten maps a map32 declaring more entries than the row holds
+        lambda: b"\x9a" + _long_key_maps(9)[5:] + b"\xdf" + (10**9).to_bytes(4, "big") + _long_key_maps(1)[8:],
+    ],
+    ids=["map16", "map32", "after-padding", "after-a-length-header", "in-an-ext", "two-exts-deep", "300-maps",
+         "map32-declaring-more"],
+)
+def test_many_maps_of_long_colliding_keys_spend_the_meter_before_the_engine_builds_them(build, monkeypatch):
+    data = build()
+    calls = _engine_calls(monkeypatch)
+    with pytest.raises((LimitExceededError, MalformedDataError)) as info:
+        SERDE.loads_typed(("msgpack", data))
+    assert calls == []  # refused by the prescan: not one map was built
+    if isinstance(info.value, LimitExceededError):
+        assert info.value.limit == "max_work_per_byte"
+        assert "share a hash" in str(info.value)
+    else:
+        assert "truncated" in str(info.value)
+
+
+def test_the_work_charged_for_colliding_keys_counts_pairs_times_key_length():
+    from serde_kit import _prescan
+
+    keys = [tuple(key) for key in attack.long_colliding_keys(64, 300)]
+    assert len({hash(key) for key in keys}) == 1 and len(set(keys)) == 64
+    units, typed = _prescan._collision_units(keys, Limits(), False)
+    pairs = 64 * 63 // 2
+    assert units == pairs * (_prescan.FLOOD_UNITS_PER_PAIR + 300 * _prescan.FLOOD_UNITS_PER_ELEMENT)
+    assert not typed
+    # Distinct hashes: nothing is compared, nothing charged.
+    honest = [tuple(range(i, i + 300)) for i in range(64)]
+    assert _prescan._collision_units(honest, Limits(), False) == (0, False)
+    # Ten such maps cost more than the row's allowance.
+    limits = Limits()
+    assert 10 * units > limits.max_work_per_byte * len(_long_key_maps(10))
+
+
+def test_honest_maps_of_long_distinct_keys_still_read():
+    honest = [{tuple(range(1000 + i, 1300 + i)): i for i in range(64)} for _ in range(10)]
+    assert SERDE.loads(attack.pack(honest)) == honest
+    assert SERDE.loads(SERDE.dumps(honest)) == honest
+    one = attack.maps_of_long_colliding_keys(1, 64, 200)  # colliding, but within the meter's floor
+    assert len(SERDE.loads(one)[0]) == 64
+
+
+def test_fixmaps_of_colliding_keys_are_bounded_by_their_size():
+    from serde_kit import _prescan
+
+    # A map of fewer than CHECKED_ENTRIES entries has no header the prescan looks for,
+    # so its keys are not checked: what its colliding keys can cost per stored byte
+    # (pairs x the key's elements) stays within the allowance. An element compared at
+    # FLOOD_UNITS_PER_ELEMENT takes two bytes at least (an int8 below -5: one-byte values
+    # are shared objects, compared by identity at about a tenth of that).
+    entries = _prescan.CHECKED_ENTRIES - 1
+    pairs = entries * (entries - 1) // 2
+    length = 300
+    stored = entries * (1 + 3 + 2 * length)  # a value, an array16 header, the elements
+    cost = pairs * (_prescan.FLOOD_UNITS_PER_PAIR + length * _prescan.FLOOD_UNITS_PER_ELEMENT)
+    assert cost < Limits().max_work_per_byte * stored
+    data = attack.maps_of_long_colliding_keys(5, entries, length, 0x80)
+    assert [len(m) for m in SERDE.loads(data)] == [entries] * 5
+
+
+def test_stray_map_headers_in_numbers_and_lengths_are_dismissed_without_reading_the_row(monkeypatch):
+    import struct
+
+    from serde_kit import _prescan
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the whole row was read")
+
+    monkeypatch.setattr(_prescan, "scan", forbidden)
+    monkeypatch.setattr(_prescan, "_plain_keys", forbidden)
+    # Floats whose bytes hold map16/map32 headers with big counts, a string whose length
+    # holds one, all inside typed values (tuples), as honest rows hold them.
+    floats = [struct.unpack(">d", b"\x40\xde\x7f\x00" + bytes([i, 1, 2, 3]))[0] for i in range(4)]
+    floats += [struct.unpack(">d", b"\x40\x01\xdf\x7f\x7f\x00" + bytes([i, 3]))[0] for i in range(4)]
+    value = {"rows": [(f, "t" * 0x7DE, {"k": f}) for f in floats], "n": 1}
+    data = SERDE.dumps(value)
+    candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
+    assert 8 < len(candidates) <= _prescan._candidate_cap(len(data))
+    assert SERDE.loads(data) == value
+    # The honest map of tuple keys below 2,000 entries is checked without the walk too.
+    honest = {(i, i * 7): i for i in range(1999)}
+    assert SERDE.loads(attack.pack(honest)) == honest
+
+
+def test_stray_ext_header_bytes_in_bulk_send_the_row_to_the_whole_row_path():
+    from serde_kit import _prescan
+
+    # A flood in a typed tuple (an ext16) whose payload first holds 200 ext8 header bytes
+    # (in a bin): looking through them for the ext holding the flood's header would cost a
+    # Python step (or a skip) each, so the candidate test gives up after
+    # _MAX_EXT_BYTES_SEEN bytes or _MAX_ROUNDS rounds and the row is checked whole.
+    def ext16_tuple(items: bytes) -> bytes:
+        payload = _envelope("builtins", "tuple") + items
+        return b"\xc8" + len(payload).to_bytes(2, "big") + b"\x00" + payload
+
+    data = b"\x91" + ext16_tuple(b"\x92" + attack.pack(b"\xc7" * 200) + attack.small_flood_map(300))
+    candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
+    assert candidates and len(candidates) <= _prescan._candidate_cap(len(data))
+    assert _prescan._checked_in_c(data, candidates, Limits()) is _prescan._UNKNOWN
+    refused(data, "max_hash_collisions")
+    honest = {(i, i * 7): i for i in range(300)}
+    row = b"\x91" + ext16_tuple(b"\x92" + attack.pack(b"\xc7" * 200) + attack.pack(honest))
+    assert SERDE.loads(row) == [(b"\xc7" * 200, honest)]

@@ -161,11 +161,13 @@ PRIME = (1 << 61) - 1
 
 
 def _uuids_row(count: int, *, big_int_map: bool) -> bytes:
-    """``count`` UUIDs sharing one hash; with a map16 of int keys the prescan tracks the row."""
+    """``count`` UUIDs sharing one hash; with a map16 of typed keys (UUIDs of other hashes)
+    the prescan tracks the row."""
     uuids = array16([uuid_ext(uuid.UUID(int=k * PRIME + 7)) for k in range(1, count + 1)])
     entries = COLLISIONS + 1
-    big_map = b"\xde" + entries.to_bytes(2, "big") + b"".join(attack.pack(k) + b"\x00" for k in range(entries))
-    pad = attack.pack("y" * 70_000)  # past the prescan's estimate: a big map with int keys is tracked
+    keys = [uuid_ext(uuid.UUID(int=1000 + k)) for k in range(entries)]
+    big_map = b"\xde" + entries.to_bytes(2, "big") + b"".join(key + b"\x00" for key in keys)
+    pad = attack.pack("y" * 70_000)
     return b"\x93" + (big_map if big_int_map else attack.pack({"k": 0})) + uuids + pad
 
 

@@ -24,6 +24,7 @@ from hypothesis import assume, given, strategies as st
 from serde_kit import Allowlist
 from tests.compat import cases as compat_cases
 from tests.compat.corpus import RELEASES, stored_rows
+from tests.support.compare import assert_same
 from tests.support.strategies import checkpoint_values, state_dicts, stock_values
 
 from .conftest import assert_same_outcome, make_pair, outcome
@@ -262,3 +263,15 @@ def test_stock_values_written_by_the_stock_serializer(value):
     except TypeError:  # the stock writer cannot write some of them (numpy arrays in some layouts)
         assume(False)
     assert_same_outcome(fast, pure, row, "stock value")
+
+
+def test_a_set_of_one_nan_reads_alike_and_the_comparison_still_sees_a_difference() -> None:
+    # Found by the damaged-rows property: a set holding a NaN is not == to an equal one.
+    fast, pure = make_pair()
+    row = ("msgpack", b"\xc7\x18\x00\x93\xa8builtins\xa3set\x91\xcb\x7f\xf0\x01\x00\x00\x00\x00\x00")
+    assert_same_outcome(fast, pure, row)
+    nan = float("nan")
+    assert_same({nan, 1.0}, {float("nan"), 1.0})
+    for other in ({1.0, 2.0}, {nan}, {float("nan"), 2.0}, {float("nan"), float("nan"), 1.0}):
+        with pytest.raises(AssertionError):
+            assert_same({nan, 1.0}, other)

@@ -232,20 +232,26 @@ def _big_map_of(values: list[object]) -> dict[str, object]:
 
 
 def test_rows_that_may_flood_count_typed_hashes_alike():
-    """A row whose big map may hold typed keys (it has non-string keys, so the prescan's
-    string-keys read cannot rule them out) is read by the hash-tracking reader: distinct
-    typed values sharing one hash (tuples of -1 and -2 all do) are refused by name on both
-    paths, and honest ones read the same."""
+    """A row whose big map holds typed keys (UUIDs: the prescan cannot hash what the ext
+    hook will build) is read by the hash-tracking reader: distinct typed values sharing one
+    hash (UUIDs k * (2**61 - 1) + 7 all do) are refused by name on both paths, and honest
+    ones read the same."""
+    from serde_kit import _prescan
+    from tests.support import budget_attacks
+
     fast, pure = make_pair()
-    colliding = [tuple(-1 - ((i >> bit) & 1) for bit in range(8)) for i in range(400)]
-    row = pure.dumps({**_big_map_of(colliding), **{i: i for i in range(100)}})
+    row = budget_attacks.small_flood_uuid_keys(200)
     assert len(row) > fast._decoder.small_row
     with pytest.raises(LimitExceededError, match="max_hash_collisions"):
         pure.loads(row)
-    assert_same_outcome(fast, pure, ("msgpack", row), "colliding tuples")
-    honest = pure.dumps(_big_map_of([(i, str(i)) for i in range(400)]))
-    assert_same_outcome(fast, pure, ("msgpack", honest), "distinct tuples")
-    assert fast._decoder._tracked[0].entries > 0  # built by the tracking reader's table
+    assert_same_outcome(fast, pure, ("msgpack", row), "colliding UUID keys")
+    keys = [budget_attacks.pack(budget_attacks.ext(0, ["uuid", "UUID", uuid.UUID(int=k).hex])) for k in range(200)]
+    values = [pure.dumps((k, str(k))) for k in range(200)]  # typed values (tuples) too
+    honest = b"\xde" + len(keys).to_bytes(2, "big") + b"".join(map(bytes.__add__, keys, values))
+    assert pure.loads(honest) == {uuid.UUID(int=k): (k, str(k)) for k in range(200)}
+    assert_same_outcome(fast, pure, ("msgpack", honest), "distinct UUID keys")
+    # Both rows are read by the hash-tracking reader: the prescan found typed keys.
+    assert _prescan.check(row, pure._decoder.limits) and _prescan.check(honest, pure._decoder.limits)
 
 
 def test_rows_that_may_flood_with_user_types_read_alike():

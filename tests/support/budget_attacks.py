@@ -398,3 +398,31 @@ def small_flood_uuid_keys(count: int = 200) -> bytes:
     prime = (1 << 61) - 1
     keys = [pack(ext(0, ["uuid", "UUID", uuid.UUID(int=k * prime + 7).hex])) for k in range(1, count + 1)]
     return b"\xde" + count.to_bytes(2, "big") + b"".join(key + b"\x00" for key in keys)
+
+
+def long_colliding_keys(count: int, length: int = 300) -> list[list[int]]:
+    """``count`` keys of ``length`` ints (a shared prefix of 3-byte ints, each a new object
+    when decoded, then a colliding pair): every pair compares the whole prefix."""
+    prefix = tuple(range(1000, 1000 + length - 2))
+    return [[*prefix, a, b] for a, b in colliding_int_pairs(count, prefix)[:count]]
+
+
+def maps_of_long_colliding_keys(maps: int = 10, count: int = 64, length: int = 300, header: int = 0xDE) -> bytes:
+    """An array of ``maps`` maps of ``count`` (at most ``max_hash_collisions``) long keys
+    sharing one hash: no map breaks the collision limit, but pairs x key length costs far
+    more per stored byte than an honest row (issue 19, round 3)."""
+    keys = long_colliding_keys(count, length)
+    entries = b"".join(pack(key) + pack(0) for key in keys)
+    if header == 0xDE:
+        one = b"\xde" + count.to_bytes(2, "big") + entries
+    elif header == 0xDF:
+        one = b"\xdf" + count.to_bytes(4, "big") + entries
+    else:
+        one = bytes([0x80 | count]) + entries  # a fixmap: count at most 15
+    return b"\xdd" + maps.to_bytes(4, "big") + one * maps
+
+
+def in_tuple_ext(inner: bytes) -> bytes:
+    """``inner`` (stored msgpack) as the one item of a typed tuple (an ext 0 envelope)."""
+    payload = b"\x93" + pack("builtins") + pack("tuple") + b"\x91" + inner
+    return b"\xc9" + len(payload).to_bytes(4, "big") + b"\x00" + payload
