@@ -215,6 +215,10 @@ def builder_seeds() -> list[bytes]:
         ours.dumps({i: UUID(int=i) for i in range(16)}),
         ours.dumps({i: date(2000, 1, i + 1) for i in range(16)}),
         ours.dumps({-i: T.Priority.HIGH if i % 2 else Decimal(i) for i in range(16)}),
+        # big int-keyed maps beside 16-item arrays (the prescan walks the row and asks for
+        # tracking) and more typed values than 4 (the reader asks the prescan itself)
+        ours.dumps([{j * 100 + i: i for i in range(16)} for j in range(10)] + [list(range(16))] * 5
+                   + [UUID(int=i) for i in range(6)]),
     ]
     small = [r for r in rows if len(r) < 4000]
     # Strict, at the default limits and at checks.SMALL_LIMITS (lenient is one mutated bit away).

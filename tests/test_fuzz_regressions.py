@@ -230,13 +230,21 @@ def test_a_quarter_of_selector_bytes_read_with_small_limits() -> None:
 
 
 def test_small_limits_make_the_compiled_reader_retrack_a_row() -> None:
+    from uuid import UUID
+
     from tests.native.conftest import python_calls, require_reader
 
     require_reader()
-    row = SER.dumps({(i, i): i for i in range(16)})  # a map of more array keys than 4
+    # Ten maps of 16 int keys beside five 16-item arrays: the prescan cannot rule out a
+    # flood of array keys and walks the row (it asks for tracking); six UUIDs are more
+    # hashable typed values than SMALL_LIMITS' 4, so the reader asks the prescan itself
+    # even when it builds them all in C.
+    value = [{j * 100 + i: i for i in range(16)} for j in range(10)] + [list(range(16))] * 5
+    value += [UUID(int=i) for i in range(6)]
+    row = SER.dumps(value)
     small = checks.decoding_serializer(bytes([30]) + row)
+    default = checks.decoding_serializer(bytes([0]) + row)
+    for serializer in (small, default):
+        assert serializer.loads_typed(("msgpack", row)) == value  # the reader learns the UUID head
     calls = python_calls(small.loads_typed, ("msgpack", row))
     assert "prescan" in calls and "tracked_decode" in calls  # decode_checked's Retrack
-    assert small.loads_typed(("msgpack", row)) == {(i, i): i for i in range(16)}
-    default = checks.decoding_serializer(bytes([0]) + row)
-    assert "tracked_decode" not in python_calls(default.loads_typed, ("msgpack", row))
