@@ -523,3 +523,17 @@ def honest_float_maps(maps: int = 1000, count: int = 64, header: int = 0xDE, see
 def after_padding(inner: bytes, padding: int = 100_000) -> bytes:
     """``inner`` after a long string in a two-item array (the map far into the row)."""
     return b"\x92" + pack("x" * padding) + inner
+
+
+def msgpack_ints_with_hash(value: int) -> list[int]:
+    """Every msgpack int (-2**63 to 2**64 - 1) whose hash is ``value``."""
+    found = []
+    for residue in {abs(value), 1} if value == -2 else {abs(value)}:
+        step = residue
+        while step < 1 << 64:
+            if hash(step) == value and step < 1 << 64:
+                found.append(step)
+            if -step >= -(1 << 63) and hash(-step) == value:
+                found.append(-step)
+            step += _MODULUS
+    return sorted(set(found))
