@@ -484,10 +484,10 @@ def _collision_units(keys: list[Any], limits: Limits, typed: bool) -> Any:
         raise MalformedDataError(
             "not valid msgpack data: map keys must be hashable (a key holds a map or an array)"
         ) from None
-    counts = collections.Counter(hashes)
     units = 0
-    if len(counts) == len(hashes):
+    if len(set(hashes)) == len(hashes):
         return units, typed  # no two keys share a hash: none is compared
+    counts = collections.Counter(hashes)
     shared = {found for found, count in counts.items() if count > 1}
     groups: dict[int, list[Any]] = {}
     for value, found in zip(keys, hashes, strict=True):
@@ -780,8 +780,9 @@ def scan(data: bytes, limits: Limits) -> int:
     units = 0
     pos = 0
     # Frame: [values left, is map, array-key spans and float keys or None, ext depth, region end or -1,
-    # key span or None]
-    stack: list[list[Any]] = [[1, False, None, 0, -1, None]]
+    # key span or None, whether float keys are checked (a map of as many entries as check() checks)]
+    stack: list[list[Any]] = [[1, False, None, 0, -1, None, False]]
+    float_entries = min(CHECKED_ENTRIES, flood_entries(limits))
     while stack:
         frame = stack[-1]
         left = frame[0]
@@ -809,7 +810,7 @@ def scan(data: bytes, limits: Limits) -> int:
                 continue
         is_key = is_map and left % 2 == 0
         frame[0] = left - 1
-        if is_key and (first == 0xCB or first == 0xCA):  # a float key: its hash can be aimed
+        if is_key and frame[6] and (first == 0xCB or first == 0xCA):  # a float key: its hash can be aimed
             spans = frame[2]
             if spans is None:
                 spans = frame[2] = []
@@ -852,7 +853,7 @@ def scan(data: bytes, limits: Limits) -> int:
                     raise limits.refuse("max_ext_depth", "typed values nested in one another", depth)
                 if pos > end:
                     raise MalformedDataError("stored value is truncated")
-                stack.append([1, False, None, depth, pos, None])
+                stack.append([1, False, None, depth, pos, None, False])
                 pos = start
             continue
         elif first in _LENGTH_WIDTH:  # bin and str with a length
@@ -871,7 +872,8 @@ def scan(data: bytes, limits: Limits) -> int:
                 spans = frame[2] = []
             key_span = [pos - 1 if first <= 0x9F else pos - 1 - _CONTAINER_WIDTH[first], -1]
             spans.append(key_span)
-        stack.append([count * 2 if opens_map else count, opens_map, None, frame[3], -1, key_span])
+        floats = opens_map and count >= float_entries
+        stack.append([count * 2 if opens_map else count, opens_map, None, frame[3], -1, key_span, floats])
     return units
 
 
