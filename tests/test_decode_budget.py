@@ -1012,10 +1012,10 @@ def test_stray_ext_header_bytes_in_bulk_send_the_row_to_the_whole_row_path():
 
 
 def test_202_distinct_doubles_share_one_hash_and_no_more_do():
-    floats = attack.colliding_floats()
+    floats = attack.colliding_floats(202)
     assert len(floats) == len(set(floats)) == 202
     assert len({hash(f) for f in floats}) == 1
-    assert attack.largest_float_group() == 202
+    assert attack.largest_float_group(9) == 202
     # Ints cannot be aimed so: at most 13 msgpack ints share a hash (hash 0: 0, kM, -kM).
     assert len(attack.msgpack_ints_with_hash(0)) == 13
     assert max(len(attack.msgpack_ints_with_hash(h)) for h in (1, 2, -2, hash(floats[0]), 1 << 60)) <= 13
@@ -1032,7 +1032,7 @@ def _float_maps(maps: int, count: int = 64, header: int = 0xDE) -> bytes:
         (lambda: attack.float_flood_map(202, 0xDF), "max_hash_collisions"),
         (lambda: attack.after_padding(attack.float_flood_map(65), 2000), "max_hash_collisions"),
         # a string key first: the float keys come later in the map
-        (lambda: b"\xde\x00\xcb" + attack.pack("first") + b"\x00" + attack.float_key_entries(attack.colliding_floats()),
+        (lambda: b"\xde\x00\xcb" + attack.pack("first") + b"\x00" + attack.float_key_entries(attack.colliding_floats(202)),
          "max_hash_collisions"),
         # behind padding, in a list
         (lambda: attack.after_padding(attack.float_flood_map()), "max_hash_collisions"),

@@ -221,7 +221,7 @@ def test_timestamps_after_a_c_read_prefix_are_refused(where):
 
 
 def _float_rows() -> dict[str, bytes]:
-    floats = attack.colliding_floats()
+    floats = attack.colliding_floats(202)
     flood = attack.float_flood_map()
     maps = attack.many_float_flood_maps(1000, 64)
     return {

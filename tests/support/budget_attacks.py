@@ -441,7 +441,7 @@ def in_tuple_ext(inner: bytes) -> bytes:
 # most six set bits of 61 can each have 8 clear bits above them (6 * 9 <= 61 < 7 * 9), and
 # any other set bit only lengthens the mantissas (fewer exponents): so the largest groups
 # are the six-bit words with gaps of 9 or more, and counting all of them (every gap
-# pattern, every rotation: :func:`largest_float_group`) gives 202 at most.
+# pattern, every rotation: :func:`largest_float_group` with ``gap`` 9) gives 202 at most.
 _MODULUS = (1 << 61) - 1
 _SIX_BITS_9_APART = sum(1 << (9 * i) for i in range(6))
 
@@ -463,12 +463,12 @@ def doubles_with_hash(word: int) -> list[float]:
     return sorted(found)
 
 
-def largest_float_group() -> int:
-    """The most distinct doubles sharing one hash value, over every six-bit word whose set
-    bits are 9 or more apart (the only candidates, see above): 202."""
+def largest_float_group(gap: int) -> int:
+    """The most distinct doubles sharing one hash value among the six-bit words whose set
+    bits are ``gap`` or more apart: with ``gap`` 9, every candidate (see above), so 202."""
     best = 0
-    for gaps in itertools.product(range(9, 17), repeat=5):
-        if 61 - sum(gaps) < 9:
+    for gaps in itertools.product(range(gap, 61 - 5 * gap + 1), repeat=5):
+        if 61 - sum(gaps) < gap:
             continue
         word = sum(1 << bit for bit in itertools.accumulate((0, *gaps)))
         for shift in range(61):
@@ -476,7 +476,7 @@ def largest_float_group() -> int:
     return best
 
 
-def colliding_floats(count: int = 202, word: int = _SIX_BITS_9_APART) -> list[float]:
+def colliding_floats(count: int, word: int = _SIX_BITS_9_APART) -> list[float]:
     """``count`` distinct doubles (at most 202) that all hash as ``word``."""
     found = doubles_with_hash(word)
     if count > len(found):
