@@ -163,6 +163,11 @@ typedef struct {
 } Reader;
 
 typedef struct {
+    Py_hash_t hash;
+    Py_ssize_t count; /* 0: an empty slot */
+} HashGroup;
+
+typedef struct {
     Reader *r;
     PyObject *src;            /* the row object */
     const unsigned char *base; /* its first byte */
@@ -171,7 +176,9 @@ typedef struct {
     int lazy;                 /* decode_checked: the prescan is this reader's to run (fallback.check) */
     int checked;              /* ... and it has run */
     Py_ssize_t containers;    /* maps and arrays read in C so far (lazy rows, before the prescan) */
-    Py_ssize_t typed;         /* hashable typed values of unkeyed types built in C so far (idem) */
+    Py_ssize_t typed;         /* hashable typed values of unkeyed Python-level types built in C (idem) */
+    HashGroup *groups;        /* ... and the hash groups of the C-level ones (count_hash), or NULL */
+    Py_ssize_t groups_size, groups_used, probes;
 } State;
 
 static PyObject *decode_value(State *st, const unsigned char **pp, const unsigned char *end, Py_ssize_t level);
@@ -1052,6 +1059,85 @@ done:
     return value;
 }
 
+/* Probes allowed per hashed value (and a few more): hashes are the stored data's to choose,
+ * so a table whose probes run past this is given up for the prescan. */
+#define PROBES_PER_VALUE 8
+
+static inline size_t mix_hash(Py_hash_t h) { /* splitmix64's finaliser: spreads honest hashes */
+    uint64_t x = (uint64_t)h;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return (size_t)(x ^ (x >> 31));
+}
+
+/* Count `hash` in the row's groups: 1 when its group now holds more than max_typed values
+ * (or the table gave up: too many probes, no memory), else 0. */
+static int count_hash(State *st, Py_hash_t hash) {
+    if (st->groups_used * 2 >= st->groups_size) {
+        Py_ssize_t size = st->groups_size ? st->groups_size * 2 : 64;
+        HashGroup *groups = PyMem_Calloc((size_t)size, sizeof(HashGroup));
+        if (groups == NULL) return 1;
+        for (Py_ssize_t i = 0; i < st->groups_size; i++) {
+            if (st->groups[i].count == 0) continue;
+            size_t at = mix_hash(st->groups[i].hash) & (size_t)(size - 1);
+            while (groups[at].count != 0) at = (at + 1) & (size_t)(size - 1);
+            groups[at] = st->groups[i];
+        }
+        PyMem_Free(st->groups);
+        st->groups = groups;
+        st->groups_size = size;
+    }
+    size_t mask = (size_t)(st->groups_size - 1), at = mix_hash(hash) & mask;
+    while (st->groups[at].count != 0 && st->groups[at].hash != hash) {
+        at = (at + 1) & mask;
+        if (++st->probes > PROBES_PER_VALUE * (st->groups_used + 8)) return 1;
+    }
+    if (st->groups[at].count == 0) {
+        st->groups[at].hash = hash;
+        st->groups_used++;
+    }
+    return ++st->groups[at].count > st->r->max_typed;
+}
+
+/* Whether hashing v runs no Python code: a value of a C-level type that holds no other
+ * values (datetime, Decimal, str, int ...), a frozenset (its hash reads its items' stored
+ * hashes), or an exact tuple of such values. */
+static int c_hashable(PyObject *v, int depth) {
+    if (Py_TYPE(v)->tp_flags & Py_TPFLAGS_HEAPTYPE) return 0;
+    if (PyFrozenSet_CheckExact(v)) return 1;
+    if (PyTuple_CheckExact(v)) {
+        if (depth >= 8) return 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); i++) {
+            if (!c_hashable(PyTuple_GET_ITEM(v, i), depth + 1)) return 0;
+        }
+        return 1;
+    }
+    return !PyTuple_Check(v) && !PyAnySet_Check(v);
+}
+
+/* Whether the pure path's count of the row's typed values (by hash, when its prescan asks
+ * for it) could now refuse: more than max_typed of one hash.  A value whose hash runs no
+ * Python code (c_hashable, or a UUID built here: the hash of its int) is counted in its hash
+ * group; any other with all of those, as its __hash__ is not to run before the prescan. */
+static int may_collide(State *st, Entry *e, PyObject *value) {
+    PyObject *number = NULL;
+    Py_hash_t hash;
+    if (e->kind == KIND_UUID && (PyObject *)Py_TYPE(value) == e->cls) {
+        number = PyObject_GetAttr(value, str_int);
+        hash = number == NULL ? -1 : PyObject_Hash(number);
+        Py_XDECREF(number);
+    } else if (c_hashable(value, 0)) {
+        hash = PyObject_Hash(value);
+    } else {
+        return ++st->typed > st->r->max_typed;
+    }
+    if (hash == -1 && PyErr_Occurred()) {
+        PyErr_Clear(); /* a hash that fails (a signalling NaN): not counted, as the pure path's */
+        return 0;
+    }
+    return count_hash(st, hash);
+}
+
 /* An ext of `code` whose payload is [p, p + n), found in content `level` levels deep. */
 static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssize_t n, Py_ssize_t level) {
     Reader *r = st->r;
@@ -1101,9 +1187,9 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
         Py_XDECREF(done);
     } else if (value != NULL && st->lazy && !st->checked && Py_TYPE(value)->tp_hash != PyObject_HashNotImplemented) {
         /* The pure path counts these (when its prescan says so) and refuses more than
-         * max_hash_collisions of one hash: past that many, ask the prescan. */
+         * max_hash_collisions of one hash: once that many may share one, ask the prescan. */
         int keyed = PySet_Contains(r->keyed, (PyObject *)Py_TYPE(value));
-        if (keyed < 0 || (keyed == 0 && ++st->typed > r->max_typed && ensure_prescan(st) < 0)) Py_CLEAR(value);
+        if (keyed < 0 || (keyed == 0 && may_collide(st, e, value) && ensure_prescan(st) < 0)) Py_CLEAR(value);
     }
     return value;
 }
@@ -1297,7 +1383,7 @@ static PyObject *read_row(Reader *self, PyObject *data, int lazy) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is not initialised");
         return NULL;
     }
-    State st = {self, data, NULL, NULL, NULL, lazy, 0, 0, 0};
+    State st = {self, data, NULL, NULL, NULL, lazy, 0, 0, 0, NULL, 0, 0, 0};
     if (Py_GetRecursionLimit() > self->safe_recursion_limit) {
         ensure_prescan(&st);
         return hand_back(self, &st, data);
@@ -1313,6 +1399,8 @@ static PyObject *read_row(Reader *self, PyObject *data, int lazy) {
     st.base = (const unsigned char *)buffer.buf;
     const unsigned char *p = st.base, *end = st.base + buffer.len;
     PyObject *value = decode_value(&st, &p, end, 0);
+    PyMem_Free(st.groups);
+    st.groups = NULL;
     if (value != NULL && p != end) Py_CLEAR(value); /* trailing bytes: soft */
     Py_XDECREF(st.view);
     if (!exact) PyBuffer_Release(&buffer);

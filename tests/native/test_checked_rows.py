@@ -402,3 +402,89 @@ def test_no_reference_is_leaked_on_any_checked_path():
         gc.collect()
         counts.append([sys.getrefcount(o) for o in watched])
     assert counts[1] == counts[2]
+
+
+# --- hash groups of C-level typed values: counted by hash, not all together ----------------
+
+
+def decimal_ext(value: int) -> bytes:
+    return attack.pack(attack.ext(0, ["decimal", "Decimal", str(value)]))
+
+
+def _mixed(x: int) -> int:
+    """The reader's spreading of a hash over its table (splitmix64's finaliser)."""
+    mask = (1 << 64) - 1
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+    return x ^ (x >> 31)
+
+
+def _decimals_row(values: list[int]) -> tuple[str, bytes]:
+    return msgpack(b"\x92" + attack.pack(PAD) + array16([decimal_ext(v) for v in values]))
+
+
+def _prescans(fast, row) -> int:
+    fast.loads_typed(row)  # cold: learns the Decimal head
+    return python_calls(fast.loads_typed, row).count("prescan")
+
+
+def test_many_typed_values_of_c_level_types_with_distinct_hashes_are_not_prescanned():
+    fast, pure = make_pair(limits=Limits(max_hash_collisions=COLLISIONS))
+    row = _decimals_row(list(range(1, 4 * COLLISIONS)))
+    assert _prescans(fast, row) == 0
+    assert_same_limit(fast, pure, row, None)
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_typed_values_of_c_level_types_sharing_one_hash_call_for_the_prescan(extra):
+    # Decimal(k * PRIME + 7) all hash to 7: one group past the limit asks the prescan.
+    fast, pure = make_pair(limits=Limits(max_hash_collisions=COLLISIONS))
+    row = _decimals_row([k * PRIME + 7 for k in range(COLLISIONS + extra)])
+    assert _prescans(fast, row) == extra
+    assert_same_limit(fast, pure, row, None)
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_colliding_c_level_typed_values_are_refused_when_the_row_is_tracked(extra):
+    fast, pure = make_pair(limits=Limits(max_hash_collisions=COLLISIONS))
+    fast.loads_typed(msgpack(decimal_ext(1)))  # learn the head: Decimals are built in C
+    entries = COLLISIONS + 1
+    keys = [uuid_ext(uuid.UUID(int=1000 + k)) for k in range(entries)]
+    big_map = b"\xde" + entries.to_bytes(2, "big") + b"".join(key + b"\x00" for key in keys)
+    values = array16([decimal_ext(k * PRIME + 7) for k in range(COLLISIONS + 1 + extra)])
+    row = msgpack(b"\x93" + big_map + values + attack.pack("y" * 70_000))
+    assert_same_limit(fast, pure, row, "max_hash_collisions" if extra else None)
+
+
+def test_hashes_aimed_at_one_slot_of_the_readers_table_give_it_up_for_the_prescan():
+    # Distinct hashes (so no group is large) that the table would probe in one chain:
+    # past its probe allowance it stops counting and runs the prescan, as the count did.
+    aimed = [v for v in range(1, 1 << 22) if _mixed(v) & 0xFFF == 0][:40]
+    assert len(aimed) == 40
+    fast, pure = make_pair(limits=Limits(max_hash_collisions=COLLISIONS))
+    row = _decimals_row(aimed)
+    assert _prescans(fast, row) == 1
+    assert _prescans(fast, _decimals_row([v + 1 for v in aimed])) == 0  # the same count, spread
+    assert_same_limit(fast, pure, row, None)
+
+
+def test_distinct_uuids_and_tuples_of_plain_values_are_not_prescanned():
+    fast, pure = make_pair(limits=Limits(max_hash_collisions=COLLISIONS))
+    items = [uuid_ext(uuid.UUID(int=k)) for k in range(1, 3 * COLLISIONS)]
+    items += [attack.pack(attack.ext(0, ["builtins", "tuple", [k, str(k)]])) for k in range(3 * COLLISIONS)]
+    row = msgpack(b"\x92" + attack.pack(PAD) + array16(items))
+    assert _prescans(fast, row) == 0
+    assert_same_limit(fast, pure, row, None)
+
+
+def test_tuples_holding_python_level_values_are_counted_together():
+    # Hashing a tuple of UUIDs would run UUID.__hash__ (Python) before the prescan: such
+    # tuples are counted all together, and past max_hash_collisions the prescan runs.
+    fast, pure = make_pair(limits=Limits(max_hash_collisions=COLLISIONS))
+    tuples = [
+        attack.pack(attack.ext(0, ["builtins", "tuple", [attack.ext(0, ["uuid", "UUID", uuid.UUID(int=k).hex])]]))
+        for k in range(1, COLLISIONS + 2)
+    ]
+    row = msgpack(b"\x92" + attack.pack(PAD) + array16(tuples))
+    assert _prescans(fast, row) == 1
+    assert_same_limit(fast, pure, row, None)
