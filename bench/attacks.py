@@ -62,6 +62,14 @@ CASES: dict[str, tuple[str, str]] = {
     "i19_r3_long_key_maps_300x64x20": ("msgpack", "A.maps_of_long_colliding_keys(300, 64, 20)"),
     "i19_r3_long_key_maps_in_ext": ("msgpack", "A.in_tuple_ext(A.maps_of_long_colliding_keys(10, 64, 300))"),
     "i19_r3_fixmaps_15_long_keys_x40": ("msgpack", "A.maps_of_long_colliding_keys(40, 15, 2000, 0x80)"),
+    # issue 19, round 3: float map keys sharing one hash (202 doubles at most)
+    "i19_r3_float_keys_202": ("msgpack", "A.float_flood_map()"),
+    "i19_r3_float_keys_202_after_padding": ("msgpack", "A.after_padding(A.float_flood_map())"),
+    "i19_r3_float_key_maps_1000x64": ("msgpack", "A.many_float_flood_maps(1000, 64)"),
+    "i19_r3_float_key_map32s_1000x64": ("msgpack", "A.many_float_flood_maps(1000, 64, 0xDF)"),
+    "i19_r3_float_key_maps_in_ext": ("msgpack", "A.in_tuple_ext(A.many_float_flood_maps(1000, 64))"),
+    "i19_r3_float_key_maps_300x202": ("msgpack", "A.many_float_flood_maps(300, 202)"),
+    "i19_r3_float_fixmaps_15_x5000": ("msgpack", "A.many_float_flood_maps(5000, 15, 0x80)"),
     # honest rows of comparable sizes
     "honest_chat_500": ("msgpack", "S.dumps(P.chat_checkpoint(500))"),
     "honest_chat_20": ("msgpack", "S.dumps(P.chat_checkpoint(20))"),
@@ -73,6 +81,8 @@ CASES: dict[str, tuple[str, str]] = {
     "honest_floats_1M": ("msgpack", "S.dumps([i / 7 for i in range(1_000_000)])"),
     "honest_tuple_keys_1999": ("msgpack", "A.pack({(i, i * 7): i for i in range(1999)})"),
     "honest_long_key_maps_10x64x300": ("msgpack", "A.pack([{tuple(range(1000 + i, 1300 + i)): 0 for i in range(64)}] * 10)"),
+    "honest_float_key_maps_1000x64": ("msgpack", "A.honest_float_maps(1000, 64)"),
+    "honest_float_fixmaps_15_x5000": ("msgpack", "A.honest_float_maps(5000, 15, 0x80)"),
     "honest_token_ids_no_int_key": ("msgpack", "S.dumps({'1': A.ormsgpack.unpackb(A.token_ids_with_an_int_key(), option=A.OPT)[1]})"),
     "honest_cjk_chat_200": ("msgpack", "S.dumps({'messages': [{'role': 'user', 'content': '\u4f60\u597d\u4e16\u754c' * 40, 'id': str(i)} for i in range(200)]})"),
 }

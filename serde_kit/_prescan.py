@@ -7,9 +7,9 @@ one step, ext payloads walked as the msgpack they hold):
 
 - the number of maps and arrays in the row (:attr:`Limits.max_containers`):
   an empty map costs ~75 times its stored size once decoded;
-- hash floods in maps whose keys are arrays (decoded as tuples, whose hash is
-  not keyed per process): one hash for every key makes building the dict
-  quadratic;
+- hash floods in maps whose keys are arrays (decoded as tuples) or floats,
+  whose hashes are not keyed per process: one hash for every key makes
+  building the dict quadratic (202 distinct doubles share one hash value);
 - msgpack timestamps (ext -1), which the engine would turn into datetimes
   without asking: neither serde_kit nor LangGraph writes them.
 
@@ -18,7 +18,8 @@ can flood has 16 entries or more (smaller ones cost a bounded amount per stored
 byte however their keys collide), so it starts with a map16/map32 header byte,
 found at memchr speed. Each such byte is tested for starting a value (msgspec
 skipping the buffer with that byte made invalid), and each real map's keys are
-read as raw items: string and number keys end there, array keys are hashed
+read as raw items: string, int, nil and bool keys end there, array and float
+keys are hashed
 (colliding groups charged to the row's work meter, too large ones refused).
 Rows with too many such bytes take the whole-row path (an estimate from counts
 of header bytes, then a string-keys-only decode, then the walk). Nothing about
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import re
+import struct
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -52,6 +54,7 @@ __all__ = [
     "flood_entries",
     "flood_work",
     "key_units",
+    "pair_units",
     "may_hold_big_map",
     "scan",
 ]
@@ -59,7 +62,8 @@ __all__ = [
 #: Rows shorter than this are not prescanned (but for a timestamp search): the
 #: most keys of one hash they can hold (all tuples of 7 elements each 0 or "", whose
 #: hashes are all 0: 128 keys of 9 bytes with their value) cost about a millisecond,
-#: within the work meter's floor (``min_work``).
+#: within the work meter's floor (``min_work``); so do the at most 199 float keys of
+#: one hash it can hold (ten bytes an entry: ~0.5 ms).
 SMALL_ROW = 2000
 
 
@@ -139,11 +143,11 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     :func:`big_map_candidates`. Where a row holds a few such bytes, each is
     tested at C speed for being a real header (:func:`_header_home`: most are
     bytes inside a number or a string), and each real one's keys are checked
-    exactly (:func:`_check_map_keys`: string and number keys are cheap; array
-    and typed keys are hashed, colliding ones charged to the meter and more than
+    exactly (:func:`_check_map_keys`: string, int, nil and bool keys are cheap;
+    array, float and typed keys are hashed, colliding ones charged to the meter and more than
     ``max_hash_collisions`` of one hash refused). A row with more candidates, or
-    one the C-speed skip cannot read, takes the whole-row path: what every array
-    key after the first candidate could cost if all collided (:func:`flood_work`)
+    one the C-speed skip cannot read, takes the whole-row path: what every array,
+    typed and float key after the first candidate could cost if all collided (:func:`flood_work`)
     against the row's allowance, then a string-keys-only decode (C speed), and
     only if that finds a non-string key, the walk (:func:`scan`, metered).
     """
@@ -198,7 +202,10 @@ _TRAILING = re.compile(r"MessagePack data is malformed: trailing characters \(by
 _MARK_HIT = re.compile(r"MessagePack data is malformed: invalid opcode '\\xc1' \(byte (\d+)\)")
 _SKIP = msgspec.msgpack.Decoder(type=msgspec.Raw)
 _RAW_ITEMS = msgspec.msgpack.Decoder(type=list[msgspec.Raw])
-_CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[str | int | float | bool | None])
+# Keys whose hashes cannot be aimed beyond a bound: strings (keyed per process), nil and
+# bool (one key each), ints (at most 13 of msgpack's share a hash). Floats are not among
+# them: 202 distinct doubles share one hash (tests/support/budget_attacks.py says why).
+_CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[str | int | bool | None])
 _EXT_HEAD_SIZE = {0xC7: 3, 0xC8: 4, 0xC9: 6, 0xD4: 2, 0xD5: 2, 0xD6: 2, 0xD7: 2, 0xD8: 2}
 #: How far before a position an ext header can start and still hold it.
 _EXT_REACH = {0xC7: 3 + 0xFF, 0xC8: 4 + 0xFFFF, 0xC9: -1, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
@@ -449,7 +456,7 @@ def _check_map_keys(buf: bytes, pos: int, limits: Limits) -> Any:
     keys = b"\xdd" + count.to_bytes(4, "big") + b"".join(items[0::2])
     try:
         _CHEAP_KEYS.decode(keys)
-        return 0, False  # strings and numbers: hashes not aimed (strings) or few per value (numbers)
+        return 0, False  # hashes not aimed (strings) or few per value (ints, nil, bool)
     except (msgspec.ValidationError, msgspec.DecodeError):
         pass
     typed: list[int] = []
@@ -478,10 +485,10 @@ def _collision_units(keys: list[Any], limits: Limits, typed: bool) -> Any:
         raise MalformedDataError(
             "not valid msgpack data: map keys must be hashable (a key holds a map or an array)"
         ) from None
-    counts = collections.Counter(hashes)
     units = 0
-    if len(counts) == len(hashes):
+    if len(set(hashes)) == len(hashes):
         return units, typed  # no two keys share a hash: none is compared
+    counts = collections.Counter(hashes)
     shared = {found for found, count in counts.items() if count > 1}
     groups: dict[int, list[Any]] = {}
     for value, found in zip(keys, hashes, strict=True):
@@ -490,11 +497,22 @@ def _collision_units(keys: list[Any], limits: Limits, typed: bool) -> Any:
     for group in groups.values():
         if len(group) > limits.max_hash_collisions:
             raise limits.refuse("max_hash_collisions", "map keys sharing one hash value", len(group))
-        costs = sorted(key_units(key) for key in group)
+        costs = sorted(map(pair_units, group))
         # Each pair costs about the smaller key: the i-th smallest is the smaller of len - 1 - i pairs.
         units += sum(cost * (len(costs) - 1 - i) for i, cost in enumerate(costs))
-        units += FLOOD_UNITS_PER_PAIR * len(costs) * (len(costs) - 1) // 2
     return units, typed
+
+
+def pair_units(key: Any) -> int:
+    """Work units of one comparison, building a dict, of ``key`` with an equal-hashed key
+    of at least its cost: :data:`FLOOD_UNITS_PER_NUMBER_PAIR` for a number (int, float,
+    bool, nil), else :data:`FLOOD_UNITS_PER_PAIR` and :func:`key_units`."""
+    if type(key) in _NUMBERS:
+        return FLOOD_UNITS_PER_NUMBER_PAIR
+    return FLOOD_UNITS_PER_PAIR + key_units(key)
+
+
+_NUMBERS = frozenset({int, float, bool, type(None)})
 
 
 def key_units(key: Any) -> int:
@@ -590,6 +608,10 @@ def flood_entries(limits: Limits) -> int:
 #: (compared in Python: a UUID's ``__eq__``) and per byte of a long string. Measured:
 #: 1,999 two-int keys 0.1 s; 1,999 keys of 100 ints sharing 98, 1.7-3.5 s.
 FLOOD_UNITS_PER_PAIR = 50
+#: ... and per pair of number keys (floats: 202 distinct doubles share one hash), all
+#: told: measured 20-25 ns a pair, msgspec building maps of 15, 64 and 202 colliding
+#: doubles against the same maps of random ones.
+FLOOD_UNITS_PER_NUMBER_PAIR = 25
 FLOOD_UNITS_PER_ELEMENT = 10
 FLOOD_UNITS_PER_TYPED_VALUE = 300
 FLOOD_UNITS_PER_BYTE = 1
@@ -598,7 +620,11 @@ FLOOD_UNITS_PER_BYTE = 1
 _ESTIMATE_MAX_BYTES = 1 << 16
 
 
-def flood_work(array_headers: int, ext_headers: int, size: int) -> int:
+#: The most distinct msgpack numbers sharing one hash value: 202 doubles and 13 ints.
+MOST_NUMBERS_OF_ONE_HASH = 215
+
+
+def flood_work(array_headers: int, ext_headers: int, size: int, floats: int = 0) -> int:
     """Work units at most spent building the maps of a stretch of ``size`` stored bytes
     holding ``array_headers`` array headers (fixarrays: long keys are not estimated)
     and ``ext_headers`` typed values, if every key that can collide (arrays, typed
@@ -608,18 +634,27 @@ def flood_work(array_headers: int, ext_headers: int, size: int) -> int:
     pairs compared at most half their square, whatever the maps. Comparing two keys
     costs at most the smaller one's elements, less than their mean: so all pairs
     together cost at most half the keys times every key's elements (at most 15 per
-    array header, each typed value, each byte of a long string).
+    array header, each typed value, each byte of a long string). A float key (of
+    ``floats`` float headers) shares its hash with at most
+    :data:`MOST_NUMBERS_OF_ONE_HASH` numbers, and may share it with any array or typed key.
     """
     keys = array_headers + ext_headers
     pairs = keys * keys // 2
     elements = 15 * FLOOD_UNITS_PER_ELEMENT * array_headers + FLOOD_UNITS_PER_TYPED_VALUE * ext_headers
-    return pairs * FLOOD_UNITS_PER_PAIR + keys * (elements + FLOOD_UNITS_PER_BYTE * size) // 2
+    number_pairs = floats * min(floats, MOST_NUMBERS_OF_ONE_HASH) // 2
+    mixed = floats * keys * FLOOD_UNITS_PER_PAIR
+    return (
+        pairs * FLOOD_UNITS_PER_PAIR
+        + keys * (elements + FLOOD_UNITS_PER_BYTE * size) // 2
+        + number_pairs * FLOOD_UNITS_PER_NUMBER_PAIR
+        + mixed
+    )
 
 
 def _may_flood(data: bytes, start: int, limits: Limits) -> bool:
     """Whether the maps that may start at ``start`` or later (none before it holds
-    enough entries) could cost more than the row's allowance if all their array keys
-    collided; long keys (16 elements or more: an array16/array32 header) are compared
+    enough entries) could cost more than the row's allowance if all their array, typed
+    and float keys collided; long keys (16 elements or more: an array16/array32 header) are compared
     at a cost the estimate does not bound, so more than ``max_hash_collisions`` of
     them always count as a possible flood."""
     size = len(data)
@@ -630,7 +665,8 @@ def _may_flood(data: bytes, start: int, limits: Limits) -> bool:
         return True
     allowance = max(limits.min_work, limits.max_work_per_byte * size)
     exts = sum(map(rest.count, _EXT_HEADERS))
-    return flood_work(len(rest.translate(None, _NOT_ARRAY_HEADER)), exts, len(rest)) > allowance
+    floats = rest.count(0xCB) + rest.count(0xCA)
+    return flood_work(len(rest.translate(None, _NOT_ARRAY_HEADER)), exts, len(rest), floats) > allowance
 
 
 def _plain_keys(data: bytes, entries: int) -> bool:
@@ -733,7 +769,7 @@ def _may_hold_timestamp(data: bytes) -> bool:
 
 def scan(data: bytes, limits: Limits) -> int:
     """Raise if ``data`` holds too many containers, a hash-flooded map or a timestamp;
-    return the work units its maps' array keys that share a hash cost to compare.
+    return the work units its maps' array and float keys that share a hash cost to compare.
 
     Malformed structure found on the way raises :class:`MalformedDataError`;
     anything else malformed is left to the decoder, which reports it.
@@ -744,8 +780,10 @@ def scan(data: bytes, limits: Limits) -> int:
     containers = 0
     units = 0
     pos = 0
-    # Frame: [values left, is map, array-key spans or None, ext depth, region end or -1, key span or None]
-    stack: list[list[Any]] = [[1, False, None, 0, -1, None]]
+    # Frame: [values left, is map, array-key spans and float keys or None, ext depth, region end or -1,
+    # key span or None, whether float keys are checked (a map of as many entries as check() checks)]
+    stack: list[list[Any]] = [[1, False, None, 0, -1, None, False]]
+    float_entries = min(CHECKED_ENTRIES, flood_entries(limits))
     while stack:
         frame = stack[-1]
         left = frame[0]
@@ -773,6 +811,17 @@ def scan(data: bytes, limits: Limits) -> int:
                 continue
         is_key = is_map and left % 2 == 0
         frame[0] = left - 1
+        if is_key and frame[6] and (first == 0xCB or first == 0xCA):  # a float key: its hash can be aimed
+            spans = frame[2]
+            if spans is None:
+                spans = frame[2] = []
+            if first == 0xCB:
+                spans.append(_FLOAT64.unpack_from(data, pos + 1)[0])
+                pos += 9
+            else:
+                spans.append(_FLOAT32.unpack_from(data, pos + 1)[0])
+                pos += 5
+            continue
         if first <= 0x7F or first >= 0xE0:
             pos += 1
             continue
@@ -805,7 +854,7 @@ def scan(data: bytes, limits: Limits) -> int:
                     raise limits.refuse("max_ext_depth", "typed values nested in one another", depth)
                 if pos > end:
                     raise MalformedDataError("stored value is truncated")
-                stack.append([1, False, None, depth, pos, None])
+                stack.append([1, False, None, depth, pos, None, False])
                 pos = start
             continue
         elif first in _LENGTH_WIDTH:  # bin and str with a length
@@ -824,7 +873,8 @@ def scan(data: bytes, limits: Limits) -> int:
                 spans = frame[2] = []
             key_span = [pos - 1 if first <= 0x9F else pos - 1 - _CONTAINER_WIDTH[first], -1]
             spans.append(key_span)
-        stack.append([count * 2 if opens_map else count, opens_map, None, frame[3], -1, key_span])
+        floats = opens_map and count >= float_entries
+        stack.append([count * 2 if opens_map else count, opens_map, None, frame[3], -1, key_span, floats])
     return units
 
 
@@ -839,13 +889,16 @@ class _Ext:
 
 
 _KEY_DECODER = msgspec.msgpack.Decoder(ext_hook=_Ext)
+_FLOAT64 = struct.Struct(">d")
+_FLOAT32 = struct.Struct(">f")
 
 
-def _check_key_collisions(view: memoryview, spans: list[list[int]], limits: Limits) -> int:
-    """Work units of comparing one map's array keys (given as byte spans) that share a
-    hash; raises when more than ``max_hash_collisions`` of them do."""
+def _check_key_collisions(view: memoryview, spans: list[Any], limits: Limits) -> int:
+    """Work units of comparing one map's array keys (given as byte spans) and float keys
+    (given as their values) that share a hash; raises when more than
+    ``max_hash_collisions`` of them do."""
     try:
-        keys = [_as_key(_KEY_DECODER.decode(view[start:stop])) for start, stop in spans]
+        keys = [span if type(span) is float else _as_key(_KEY_DECODER.decode(view[span[0] : span[1]])) for span in spans]
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
     units: int = _collision_units(keys, limits, False)[0]

@@ -35,10 +35,11 @@
  * maps and arrays than max_containers, counted as the prescan's walk counts them: every
  * map and array, envelope heads and a plain numpy array's two included) or track it (more
  * hashable typed values of unkeyed types than max_hash_collisions: the pure path may count
- * their hashes, so a tracked row is read again by fallback.tracked).  A row read wholly in
- * C without any of these would pass the prescan: what it could refuse there is built only
- * by msgspec (array keys, timestamps) or counted here; the map keys this reader builds
- * itself cannot be aimed at one hash beyond a bound:
+ * their hashes, so a tracked row is read again by fallback.tracked), and at the first float
+ * key of a map the prescan checks (below).  A row read wholly in C without any of these
+ * would pass the prescan: what it could refuse there is built only by msgspec (array keys,
+ * timestamps) or counted here; of the map keys this reader builds itself, only floats can
+ * be aimed at one hash beyond a small bound:
  *  - str and bin keys hash with SipHash, keyed per process (unless the operator fixes
  *    PYTHONHASHSEED; even then a full 64-bit collision costs ~2^64 work per key);
  *  - nil and bool equal 0 and 1 (one key each); ints hash as x mod 2^61-1 (negated for
@@ -49,9 +50,11 @@
  *    exponents of one residue share a hash, and a hash value whose 61-bit word has six set
  *    bits 9 apart has six odd mantissas below 2^53: 202 distinct doubles share it
  *    (measured: one dict of them takes 515 us against 7 us for 202 random floats, ~255 ns
- *    per stored byte).  Bounded per map (each map at most ~211 colliding number keys), so
- *    linear in the row, but about 4x the work meter's 64 units per byte; msgspec builds
- *    the same dicts on the pure path, and its prescan does not look at number keys either.
+ *    per stored byte).  So in a map the prescan checks (CHECKED_ENTRIES entries or more,
+ *    fewer under a lowered max_hash_collisions) the first float key runs the row's
+ *    prescan (decode_map), which hashes that map's keys as the pure path's does: more than
+ *    max_hash_collisions of one hash refused, colliding pairs charged to the work meter.
+ *    A smaller map compares at most 105 pairs, ~25 ns each, bounded per stored byte.
  *
  * Every length is checked against the bytes left before anything is read or
  * allocated.  Decode functions return a new reference, or NULL: with an
@@ -77,6 +80,7 @@
 #define NUMPY_ARRAY 6 /* serde_kit.ext.codes.NUMPY_ARRAY */
 #define TABLE_SLOTS 1024 /* a power of two */
 #define MAX_ENTRIES 512  /* at most half the slots: probes stay short */
+#define CHECKED_ENTRIES 16 /* serde_kit._prescan.CHECKED_ENTRIES: maps the prescan checks the keys of */
 
 enum {
     KIND_CALL = 0,     /* fn(env): the Python rebuilder the allowlist's verdict chose */
@@ -1245,10 +1249,22 @@ static PyObject *decode_map(State *st, const unsigned char **pp, const unsigned 
                             Py_ssize_t level) {
     if ((end - *pp) / 2 < n) return NULL; /* each entry takes two bytes at least */
     if (st->lazy && ++st->containers > st->r->max_containers && ensure_prescan(st) < 0) return NULL;
+    /* Float keys' hashes can be aimed (see the top of this file): in a map of as many entries
+     * as the prescan checks (fewer under a lowered max_hash_collisions), the first float key
+     * runs the row's prescan before the key goes in, as the pure path runs it first. */
+    Py_ssize_t checked = st->r->max_typed < CHECKED_ENTRIES ? st->r->max_typed + 1 : CHECKED_ENTRIES;
+    int floats_unchecked = st->lazy && !st->checked && n >= checked;
     if (Py_EnterRecursiveCall(" while decoding a stored value")) return NULL;
     PyObject *dict = PyDict_New();
     if (dict != NULL) {
         for (Py_ssize_t i = 0; i < n; i++) {
+            if (floats_unchecked && *pp < end && (**pp == 0xca || **pp == 0xcb)) {
+                floats_unchecked = 0;
+                if (ensure_prescan(st) < 0) {
+                    Py_CLEAR(dict);
+                    break;
+                }
+            }
             PyObject *key = decode_key(st, pp, end, level);
             if (key == NULL) {
                 Py_CLEAR(dict);

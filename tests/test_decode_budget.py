@@ -1006,3 +1006,127 @@ def test_stray_ext_header_bytes_in_bulk_send_the_row_to_the_whole_row_path():
     honest = {(i, i * 7): i for i in range(300)}
     row = b"\x91" + ext16_tuple(b"\x92" + attack.pack(b"\xc7" * 200) + attack.pack(honest))
     assert SERDE.loads(row) == [(b"\xc7" * 200, honest)]
+
+
+# --- issue 19, round 3: float map keys sharing one hash ------------------------------
+
+
+def test_202_distinct_doubles_share_one_hash_and_no_more_do():
+    floats = attack.colliding_floats(202)
+    assert len(floats) == len(set(floats)) == 202
+    assert len({hash(f) for f in floats}) == 1
+    assert attack.largest_float_group(9) == 202
+    # Ints cannot be aimed so: at most 13 msgpack ints share a hash (hash 0: 0, kM, -kM).
+    assert len(attack.msgpack_ints_with_hash(0)) == 13
+    assert max(len(attack.msgpack_ints_with_hash(h)) for h in (1, 2, -2, hash(floats[0]), 1 << 60)) <= 13
+
+
+def _float_maps(maps: int, count: int = 64, header: int = 0xDE) -> bytes:
+    return attack.many_float_flood_maps(maps, count, header)
+
+
+@pytest.mark.parametrize(
+    ("build", "limit"),
+    [
+        (lambda: attack.float_flood_map(), "max_hash_collisions"),
+        (lambda: attack.float_flood_map(202, 0xDF), "max_hash_collisions"),
+        (lambda: attack.after_padding(attack.float_flood_map(65), 2000), "max_hash_collisions"),
+        # a string key first: the float keys come later in the map
+        (lambda: b"\xde\x00\xcb" + attack.pack("first") + b"\x00" + attack.float_key_entries(attack.colliding_floats(202)),
+         "max_hash_collisions"),
+        # behind padding, in a list
+        (lambda: attack.after_padding(attack.float_flood_map()), "max_hash_collisions"),
+        (lambda: attack.in_tuple_ext(attack.float_flood_map()), "max_hash_collisions"),
+        (lambda: attack.in_tuple_ext(attack.in_tuple_ext(attack.after_padding(attack.float_flood_map(), 5000))),
+         "max_hash_collisions"),
+        # maps within max_hash_collisions: their colliding pairs spend the meter
+        (lambda: _float_maps(1000), "max_work_per_byte"),
+        (lambda: _float_maps(1000, 64, 0xDF), "max_work_per_byte"),
+        (lambda: attack.after_padding(_float_maps(1000)), "max_work_per_byte"),
+        (lambda: attack.in_tuple_ext(_float_maps(1000)), "max_work_per_byte"),
+    ],
+    ids=["map16", "map32", "65-keys", "after-a-string-key", "after-padding", "in-an-ext", "two-exts-deep",
+         "1000-maps-of-64", "1000-map32s-of-64", "maps-after-padding", "maps-in-an-ext"],
+)
+def test_float_keys_sharing_a_hash_are_refused_before_the_engine_builds_them(build, limit, monkeypatch):
+    data = build()
+    calls = _engine_calls(monkeypatch)
+    error = refused(data, limit)
+    if limit == "max_work_per_byte":
+        assert "share a hash" in str(error)
+    if type(SERDE._decoder.engine).__name__ != "Reader":
+        assert calls == []  # refused by the prescan: not one map was built (tests/native: the reader's order)
+
+
+def test_the_work_charged_for_colliding_float_keys_counts_pairs():
+    from serde_kit import _prescan
+
+    limits = Limits()
+    keys = attack.colliding_floats(64)
+    units, typed = _prescan._collision_units(keys, limits, False)
+    assert units == 64 * 63 // 2 * _prescan.FLOOD_UNITS_PER_NUMBER_PAIR and not typed
+    # A mixed group: ints that hash alike are numbers too; a tuple key costs its own pairs.
+    same = hash(keys[0])
+    ints = [n for n in attack.msgpack_ints_with_hash(same) if n not in keys]
+    assert ints
+    assert _prescan._collision_units(keys[:10] + ints, limits, False)[0] == (
+        (10 + len(ints)) * (9 + len(ints)) // 2 * _prescan.FLOOD_UNITS_PER_NUMBER_PAIR
+    )
+    # Random floats form no group: nothing is compared, nothing charged.
+    import random
+
+    rng = random.Random(19)
+    honest = [rng.uniform(-1e9, 1e9) for _ in range(10_000)]
+    assert _prescan._collision_units(honest, limits, False) == (0, False)
+    # 1,000 maps of 64 such keys cost more than their row's allowance; one map does not.
+    assert 1000 * units > limits.max_work_per_byte * len(_float_maps(1000))
+    assert units < limits.min_work
+
+
+def test_maps_of_random_float_keys_and_one_colliding_map_still_read():
+    honest = SERDE.loads(attack.honest_float_maps(1000, 64))
+    assert len(honest) == 1000 and all(len(m) == 64 for m in honest)
+    value = [{float(i) / 7: i for i in range(300)} for _ in range(20)]
+    assert SERDE.loads(SERDE.dumps(value)) == value
+    one = SERDE.loads(attack.after_padding(attack.float_key_map(attack.colliding_floats(64))))
+    assert sorted(one[1]) == attack.colliding_floats(64)
+    # Int keys are not hashed by the prescan: an int-keyed map is as cheap as before.
+    ints = {n: 0 for n in attack.msgpack_ints_with_hash(0)} | {i: i for i in range(100, 300)}
+    assert SERDE.loads(attack.after_padding(attack.pack(ints), 5000))[1] == ints
+
+
+def test_fixmaps_of_colliding_float_keys_are_bounded_by_their_size():
+    from serde_kit import _prescan
+
+    # A fixmap of 15 float keys sharing a hash compares 105 pairs; each entry takes ten
+    # stored bytes at least (a float64 key, a one-byte value).
+    entries = _prescan.CHECKED_ENTRIES - 1
+    pairs = entries * (entries - 1) // 2
+    stored = 1 + entries * 10
+    assert pairs * _prescan.FLOOD_UNITS_PER_NUMBER_PAIR < Limits().max_work_per_byte * stored
+    data = attack.many_float_flood_maps(2000, entries, 0x80)
+    assert [len(m) for m in SERDE.loads(data)] == [entries] * 2000
+
+
+def test_a_lowered_max_hash_collisions_checks_smaller_maps_of_float_keys():
+    serde = Serializer(limits=Limits(max_hash_collisions=8))
+    keys = attack.colliding_floats(9)
+    refused(attack.after_padding(attack.float_key_map(keys)), "max_hash_collisions", serde=serde)
+    value = serde.loads(attack.after_padding(attack.float_key_map(keys[:8])))
+    assert sorted(value[1]) == keys[:8]
+
+
+def test_the_walk_hashes_float_keys_too():
+    from serde_kit import _prescan
+
+    # More candidate headers than the prescan tests one by one: the whole-row path, whose
+    # estimate counts float headers, then the walk (an int key fails the string-keys read).
+    data = b"\x92" + attack.pack({1: 2}) + attack.many_float_flood_maps(300, 65)
+    assert len(_prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)) > _prescan._candidate_cap(len(data))
+    with pytest.raises(LimitExceededError) as info:
+        _prescan.scan(data, Limits())
+    assert info.value.limit == "max_hash_collisions"
+    refused(data, "max_hash_collisions")
+    assert _prescan.scan(attack.honest_float_maps(300, 65), Limits()) == 0
+    # The estimate: 2,000 float headers are over a 30 KB row's allowance if all were keys.
+    assert _prescan.flood_work(0, 0, 30_000, 2000) > Limits().max_work_per_byte * 30_000

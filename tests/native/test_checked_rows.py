@@ -217,6 +217,91 @@ def test_timestamps_after_a_c_read_prefix_are_refused(where):
         fast.loads_typed(msgpack(row))
 
 
+# --- float keys: the reader builds them itself, the prescan hashes them -------------------
+
+
+def _float_rows() -> dict[str, bytes]:
+    floats = attack.colliding_floats(202)
+    flood = attack.float_flood_map()
+    maps = attack.many_float_flood_maps(1000, 64)
+    return {
+        "top": b"\x92" + attack.pack(PAD) + flood,
+        "map32": b"\x92" + attack.pack(PAD) + attack.float_flood_map(202, 0xDF),
+        # the float keys after a string key: the first float key runs the prescan
+        "after-a-string-key": b"\x92" + attack.pack(PAD) + b"\xde\x00\xcb" + attack.pack("k") + b"\x00"
+        + attack.float_key_entries(floats),
+        "tuple": b"\x92" + attack.pack(PAD) + ext32(0, _tuple_envelope(b"\x91" + flood)),
+        "two-tuples-deep": b"\x92" + attack.pack(PAD)
+        + ext32(0, _tuple_envelope(b"\x91" + ext32(0, _tuple_envelope(b"\x91" + flood)))),
+        "maps-of-64": maps,
+        "maps-of-64-in-a-tuple": b"\x91" + ext32(0, _tuple_envelope(b"\x91" + maps)),
+    }
+
+
+_FLOAT_LIMITS = {"maps-of-64": "max_work_per_byte", "maps-of-64-in-a-tuple": "max_work_per_byte"}
+
+
+@pytest.mark.parametrize("where", list(_float_rows()))
+def test_float_key_floods_built_in_c_are_refused_as_on_the_pure_path(where):
+    fast, pure = make_pair()
+    fast.loads_typed(fast.dumps_typed((1,)))  # learn the tuple head: tuples are built in C
+    row = msgpack(_float_rows()[where])
+    assert_same_limit(fast, pure, row, _FLOAT_LIMITS.get(where, "max_hash_collisions"))
+    # The reader ran the prescan (once per read, as the pure path: a charge asks for a
+    # meter first, and the row is read again with one), which hashed the map's keys.
+    calls = python_calls(lambda r: outcome(fast.loads_typed, r), row)
+    checks = python_calls(lambda r: outcome(pure.loads_typed, r), row).count("check")
+    assert calls.count("prescan") == checks >= 1 and "_collision_units" in calls, calls
+    assert "hook" not in calls and "decode" not in calls and "tracked_decode" not in calls, calls
+
+
+def test_a_checked_map_of_honest_float_keys_is_prescanned_once_then_read_in_c():
+    fast, pure = make_pair()
+    value = [PAD, {i / 7: i for i in range(CHECKED)}, {"k": 1.5}]
+    row = fast.dumps_typed(value)
+    assert fast.loads_typed(row) == pure.loads_typed(row) == value
+    calls = python_calls(fast.loads_typed, row)
+    assert calls.count("prescan") == 1 and "hook" not in calls, calls
+    assert_same_outcome(fast, pure, row)
+
+
+def test_fixmaps_of_float_keys_and_float_values_run_no_prescan():
+    fast, pure = make_pair()
+    floats = attack.colliding_floats(CHECKED - 1)
+    value = [PAD, dict.fromkeys(floats, 0), {"k": floats}, {i: 0.5 for i in range(CHECKED)}]
+    row = fast.dumps_typed(value)
+    assert fast.loads_typed(row) == pure.loads_typed(row) == value
+    calls = python_calls(fast.loads_typed, row)
+    assert "prescan" not in calls and "check" not in calls, calls
+
+
+@pytest.mark.parametrize("count", [COLLISIONS, COLLISIONS + 1])
+@pytest.mark.parametrize("header", [0xDE, 0x80])
+def test_a_lowered_max_hash_collisions_has_smaller_maps_of_float_keys_prescanned(count, header):
+    fast, pure = make_pair(limits=Limits(max_hash_collisions=COLLISIONS))
+    row = msgpack(b"\x92" + attack.pack(PAD) + attack.float_key_map(attack.colliding_floats(count), header))
+    # The prescan checks map16/map32 headers of COLLISIONS + 1 entries (fixmaps only in its
+    # walk); the reader runs it for any map that large: both end alike.
+    refused = header == 0xDE and count > COLLISIONS
+    assert_same_limit(fast, pure, row, "max_hash_collisions" if refused else None)
+    calls = python_calls(lambda r: outcome(fast.loads_typed, r), row)
+    assert calls.count("prescan") == (1 if count > COLLISIONS else 0), calls
+
+
+CHECKED = 16  # serde_kit._prescan.CHECKED_ENTRIES, CHECKED_ENTRIES in _reader.c
+
+
+def test_the_readers_checked_map_size_is_the_prescans():
+    from serde_kit import _prescan
+
+    assert _prescan.CHECKED_ENTRIES == CHECKED
+    fast, _ = make_pair()
+    for entries, prescanned in ((CHECKED - 1, False), (CHECKED, True)):
+        value = [PAD, {i / 7: i for i in range(entries)}]
+        row = fast.dumps_typed(value)
+        assert ("prescan" in python_calls(fast.loads_typed, row)) == prescanned, entries
+
+
 # --- the work meter: charged once per row -------------------------------------------------
 
 
@@ -294,6 +379,8 @@ def test_no_reference_is_leaked_on_any_checked_path():
         msgpack(b"\x93" + attack.pack(PAD) + attack.pack([1, 2]) + stamp),
         msgpack(b"\x92" + attack.pack(PAD) + ext8(0, _tuple_envelope(b"\x92\x01" + stamp))),
         msgpack(b"\x93" + attack.pack(PAD) + uuid_ext(uuid.UUID(int=3)) + b"\x81\x92\x01\x02\x03"),
+        *(msgpack(row) for row in _float_rows().values()),
+        msgpack(b"\x92" + attack.pack(PAD) + attack.float_key_map(attack.colliding_floats(COLLISIONS + 1))),
     ]
     whole = writer.dumps_typed([PAD, uuid.UUID(int=9), (1, 2), Plain(a=[1], b={"k": 2.5})])[1]
     rows += [msgpack(whole[:cut]) for cut in range(len(PAD) + 3, len(whole), 7)]

@@ -6,7 +6,11 @@ bench/attacks.py (each must cost time and memory linear in its size).
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import random
+import struct
 import uuid
 
 import ormsgpack
@@ -426,3 +430,110 @@ def in_tuple_ext(inner: bytes) -> bytes:
     """``inner`` (stored msgpack) as the one item of a typed tuple (an ext 0 envelope)."""
     payload = b"\x93" + pack("builtins") + pack("tuple") + b"\x91" + inner
     return b"\xc9" + len(payload).to_bytes(4, "big") + b"\x00" + payload
+
+
+# --- floats as map keys (issue 19, round 3) -------------------------------------------
+# A double is m * 2**e (m odd, below 2**53; e from -1074 while e + bitlen(m) <= 1024) and
+# hashes as m * 2**(e mod 61) mod 2**61-1, that is m's 61-bit word rotated left by e mod 61:
+# not keyed per process. The doubles of one hash h are, for every rotation k of h whose
+# 61-bit word is odd and below 2**53 (a set bit with 8 clear bits above it, cyclically),
+# m = h rotated right by k with each exponent e = k (mod 61) in range: ~34 of them. At
+# most six set bits of 61 can each have 8 clear bits above them (6 * 9 <= 61 < 7 * 9), and
+# any other set bit only lengthens the mantissas (fewer exponents): so the largest groups
+# are the six-bit words with gaps of 9 or more, and counting all of them (every gap
+# pattern, every rotation: :func:`largest_float_group` with ``gap`` 9) gives 202 at most.
+_MODULUS = (1 << 61) - 1
+_SIX_BITS_9_APART = sum(1 << (9 * i) for i in range(6))
+
+
+def _rotr61(word: int, shift: int) -> int:
+    return ((word >> shift) | (word << (61 - shift))) & _MODULUS
+
+
+def doubles_with_hash(word: int) -> list[float]:
+    """Every positive double whose hash is ``word`` (0 < word < 2**61 - 1), ascending."""
+    found = []
+    for shift in range(61):
+        mantissa = _rotr61(word, shift)
+        if mantissa & 1 and mantissa < (1 << 53):
+            exponent = -1074 + (shift + 1074) % 61
+            while exponent + mantissa.bit_length() <= 1024:
+                found.append(math.ldexp(mantissa, exponent))
+                exponent += 61
+    return sorted(found)
+
+
+def largest_float_group(gap: int) -> int:
+    """The most distinct doubles sharing one hash value among the six-bit words whose set
+    bits are ``gap`` or more apart: with ``gap`` 9, every candidate (see above), so 202."""
+    best = 0
+    for gaps in itertools.product(range(gap, 61 - 5 * gap + 1), repeat=5):
+        if 61 - sum(gaps) < gap:
+            continue
+        word = sum(1 << bit for bit in itertools.accumulate((0, *gaps)))
+        for shift in range(61):
+            best = max(best, len(doubles_with_hash(_rotr61(word, shift))))
+    return best
+
+
+def colliding_floats(count: int, word: int = _SIX_BITS_9_APART) -> list[float]:
+    """``count`` distinct doubles (at most 202) that all hash as ``word``."""
+    found = doubles_with_hash(word)
+    if count > len(found):
+        raise ValueError(f"only {len(found)} doubles hash as {word:#x}")
+    return found[:count]
+
+
+def float_key_entries(keys: list[float]) -> bytes:
+    """The entries of a map whose keys are ``keys`` (float64), each with the value 0."""
+    return b"".join(b"\xcb" + struct.pack(">d", key) + b"\x00" for key in keys)
+
+
+def float_key_map(keys: list[float], header: int = 0xDE) -> bytes:
+    """A map of float ``keys`` behind a map16 (0xde), map32 (0xdf) or fixmap (0x80) header."""
+    entries = float_key_entries(keys)
+    if header == 0xDE:
+        return b"\xde" + len(keys).to_bytes(2, "big") + entries
+    if header == 0xDF:
+        return b"\xdf" + len(keys).to_bytes(4, "big") + entries
+    assert len(keys) <= 15
+    return bytes([0x80 | len(keys)]) + entries
+
+
+def float_flood_map(count: int = 202, header: int = 0xDE) -> bytes:
+    """One map of ``count`` float keys sharing one hash."""
+    return float_key_map(colliding_floats(count), header)
+
+
+def many_float_flood_maps(maps: int = 1000, count: int = 64, header: int = 0xDE) -> bytes:
+    """An array of ``maps`` maps of ``count`` (at most ``max_hash_collisions``) float keys
+    sharing one hash: no map breaks the collision limit, every map costs its own
+    quadratic build. ``header`` 0x80 makes fixmaps (``count`` at most 15)."""
+    one = float_key_map(colliding_floats(count), header)
+    return b"\xdd" + maps.to_bytes(4, "big") + one * maps
+
+
+def honest_float_maps(maps: int = 1000, count: int = 64, header: int = 0xDE, seed: int = 19) -> bytes:
+    """:func:`many_float_flood_maps` with random float keys: the honest row of its size."""
+    rng = random.Random(seed)
+    parts = [float_key_map([rng.uniform(-1e6, 1e6) for _ in range(count)], header) for _ in range(maps)]
+    return b"\xdd" + maps.to_bytes(4, "big") + b"".join(parts)
+
+
+def after_padding(inner: bytes, padding: int = 100_000) -> bytes:
+    """``inner`` after a long string in a two-item array (the map far into the row)."""
+    return b"\x92" + pack("x" * padding) + inner
+
+
+def msgpack_ints_with_hash(value: int) -> list[int]:
+    """Every msgpack int (-2**63 to 2**64 - 1) whose hash is ``value``."""
+    found = []
+    for residue in {abs(value), 1} if value == -2 else {abs(value)}:
+        step = residue
+        while step < 1 << 64:
+            if hash(step) == value and step < 1 << 64:
+                found.append(step)
+            if -step >= -(1 << 63) and hash(-step) == value:
+                found.append(-step)
+            step += _MODULUS
+    return sorted(set(found))
