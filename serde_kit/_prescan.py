@@ -815,6 +815,8 @@ def scan(data: bytes, limits: Limits) -> int:
             spans = frame[2]
             if spans is None:
                 spans = frame[2] = []
+            if pos + (9 if first == 0xCB else 5) > end:
+                raise MalformedDataError("stored value is truncated")  # not a bare struct.error
             if first == 0xCB:
                 spans.append(_FLOAT64.unpack_from(data, pos + 1)[0])
                 pos += 9

@@ -248,3 +248,25 @@ def test_small_limits_make_the_compiled_reader_retrack_a_row() -> None:
         assert serializer.loads_typed(("msgpack", row)) == value  # the reader learns the UUID head
     calls = python_calls(small.loads_typed, ("msgpack", row))
     assert "prescan" in calls and "tracked_decode" in calls  # decode_checked's Retrack
+
+
+# fuzz_cost/truncated-float-key-in-the-walk (202 bytes, found 49,232 executions into a
+# fuzz_cost run on main's float-key prescan, cf6645f): a row of stray map16 headers the
+# prescan walks, ending in a float64 key cut after one byte; the walk unpacked the float
+# without checking the bytes left and a bare struct.error escaped both read paths.
+@pytest.mark.parametrize("path", ["native", "python"])
+def test_a_float_key_cut_short_in_the_prescan_walk_is_malformed(path: str) -> None:
+    from serde_kit import native
+    from serde_kit.errors import MalformedDataError
+
+    data = (REPO / "fuzz" / "regressions" / "fuzz_cost" / "truncated-float-key-in-the-walk").read_bytes()
+    if path == "native" and not native.AVAILABLE:
+        pytest.skip("serde_kit._reader is not built")
+    before = native.ACTIVE
+    native.ACTIVE = path
+    try:
+        serializer = Serializer()
+    finally:
+        native.ACTIVE = before
+    with pytest.raises(MalformedDataError, match="truncated"):
+        serializer.loads_typed(_common.split_tagged(data))
