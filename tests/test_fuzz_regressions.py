@@ -250,7 +250,7 @@ def test_small_limits_make_the_compiled_reader_retrack_a_row() -> None:
     assert "prescan" in calls and "tracked_decode" in calls  # decode_checked's Retrack
 
 
-# fuzz_cost/truncated-float-key-in-the-walk (202 bytes, found 49,232 executions into a
+# fuzz_cost/truncated-float-key-in-the-walk (a 201-byte row, found 49,232 executions into a
 # fuzz_cost run on main's float-key prescan, cf6645f): a row of stray map16 headers the
 # prescan walks, ending in a float64 key cut after one byte; the walk unpacked the float
 # without checking the bytes left and a bare struct.error escaped both read paths.
