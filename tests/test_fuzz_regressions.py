@@ -7,6 +7,7 @@ minimal, readable test below.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -232,7 +233,9 @@ def test_a_quarter_of_selector_bytes_read_with_small_limits() -> None:
 def test_small_limits_make_the_compiled_reader_retrack_a_row() -> None:
     from uuid import UUID
 
-    from tests.native.conftest import python_calls, require_reader
+    from serde_kit import Limits, budget
+    from serde_kit.decoder import SAFE_RECURSION_LIMIT
+    from tests.native.conftest import python_calls, read_path, require_reader
 
     require_reader()
     # Ten maps of 16 int keys beside five 16-item arrays: the prescan cannot rule out a
@@ -242,12 +245,18 @@ def test_small_limits_make_the_compiled_reader_retrack_a_row() -> None:
     value = [{j * 100 + i: i for i in range(16)} for j in range(10)] + [list(range(16))] * 5
     value += [UUID(int=i) for i in range(6)]
     row = SER.dumps(value)
-    small = checks.decoding_serializer(bytes([30]) + row)
-    default = checks.decoding_serializer(bytes([0]) + row)
+    assert checks.decoding_serializer(bytes([30]) + row).limits == Limits(**checks.SMALL_LIMITS)
+    # Serializers of its own, on the compiled reader (the harness's are shared with every test).
+    with read_path("native"):
+        small = Serializer(allow=T.USER_TYPES, limits=Limits(**checks.SMALL_LIMITS))
+        default = Serializer(allow=T.USER_TYPES)
     for serializer in (small, default):
         assert serializer.loads_typed(("msgpack", row)) == value  # the reader learns the UUID head
+    # What sends a row to decode_checked: the reader, no meter open, a recursion limit it reads under.
+    assert small._decoder._checked_reader is not None
+    assert budget.current() is None and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT, sys.getrecursionlimit()
     calls = python_calls(small.loads_typed, ("msgpack", row))
-    assert "prescan" in calls and "tracked_decode" in calls  # decode_checked's Retrack
+    assert "prescan" in calls and "tracked_decode" in calls, calls  # decode_checked's Retrack
 
 
 # fuzz_cost/truncated-float-key-in-the-walk (a 201-byte row, found 49,232 executions into a
