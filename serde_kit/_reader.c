@@ -985,11 +985,15 @@ static int read_str_span(const unsigned char **pp, const unsigned char *end, con
     return 1;
 }
 
-static NOINLINE PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssize_t n) {
+/* The array of an ext 6 payload in the plain layout, or NULL (soft) for anything else.
+ * `whole_row`: the payload is a row's only value, read at any size (one copy, as
+ * numpy.loads_large reads it); a nested one only below np_max_payload. */
+static NOINLINE PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssize_t n, int whole_row) {
     const unsigned char *end = p + n, *spec, *order;
     Py_ssize_t spec_len, order_len, ndims, buf_len;
     Py_ssize_t dims[16];
-    if (r->np_empty == NULL || n >= r->np_max_payload || n < 1 || *p++ != 0x94) return NULL;
+    int unit_dim = 0;
+    if (r->np_empty == NULL || (!whole_row && n >= r->np_max_payload) || n < 1 || *p++ != 0x94) return NULL;
     if (!read_str_span(&p, end, &spec, &spec_len) || p >= end || *p < 0x90 || *p > 0x9f) return NULL;
     ndims = *p++ & 0x0f;
     Py_ssize_t count = 1;
@@ -1004,10 +1008,15 @@ static NOINLINE PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssiz
         else return NULL; /* negative, 64-bit or not an int */
         dims[i] = (Py_ssize_t)dim;
         if (dim == 0) return NULL; /* empty: Python's general path */
+        unit_dim |= dim == 1;
         if ((uint64_t)count > (uint64_t)r->np_max_elements / dim) return NULL; /* over the limit: Python names it */
         count *= (Py_ssize_t)dim;
     }
     if (!read_str_span(&p, end, &order, &order_len) || order_len != 1 || (order[0] != 'C' && order[0] != 'F')) return NULL;
+    /* The pure path copies with order="K", which lays out an "F" array with a dimension of
+     * 1 (C and F contiguous at once) by numpy's own axis sort, not as numpy.empty(.., "F")
+     * does (strides differ: (1, 3) gives (24, 8) there, (8, 8) here): Python's. */
+    if (order[0] == 'F' && unit_dim && ndims > 1) return NULL;
     if (p >= end || *p < 0xc4 || *p > 0xc6) return NULL;
     unsigned char b = *p++;
     if (!read_length(&p, end, 1 << (b - 0xc4), &buf_len) || end - p != buf_len) return NULL;
@@ -1152,7 +1161,7 @@ static int may_collide(State *st, Entry *e, PyObject *value) {
 static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssize_t n, Py_ssize_t level) {
     Reader *r = st->r;
     if (code == NUMPY_ARRAY && level < r->max_ext_depth) {
-        PyObject *array = plain_array(r, p, n);
+        PyObject *array = plain_array(r, p, n, 0);
         if (array != NULL && st->lazy && (st->containers += 2) > r->max_containers && ensure_prescan(st) < 0) {
             Py_CLEAR(array); /* its two arrays (the layout, the shape) count, as the prescan's walk counts them */
         }
@@ -1548,7 +1557,7 @@ static PyObject *Reader_array(Reader *self, PyObject *data) {
         if (b >= 0xd4 && b <= 0xd8) n = (Py_ssize_t)1 << (b - 0xd4);
         else if (b >= 0xc7 && b <= 0xc9 && !read_length(&p, end, 1 << (b - 0xc7), &n)) n = -1;
     }
-    if (n >= 0 && end - p >= 1 && p[0] == NUMPY_ARRAY && end - p - 1 == n) value = plain_array(self, p + 1, n);
+    if (n >= 0 && end - p >= 1 && p[0] == NUMPY_ARRAY && end - p - 1 == n) value = plain_array(self, p + 1, n, 1);
     PyBuffer_Release(&buffer);
     if (value != NULL || PyErr_Occurred()) return value;
     Py_RETURN_NONE;
@@ -1809,13 +1818,15 @@ static PyTypeObject ReaderType = {
 
 /* --- Serializer.loads_typed for ("msgpack", bytes) rows ------------------------
  *
- * LoadsTyped(reader, slow, on_error, tiny_row, small_row) is called as the serializer's
+ * LoadsTyped(reader, slow, on_error, tiny_row, small_row[, max_row_bytes]) is called as the serializer's
  * loads_typed.  It takes what the Python method's small-row path takes: an exact tuple of
  * an exact str equal to "msgpack" and exact bytes, shorter than tiny_row (or than
  * small_row while the recursion limit is the safe one) and holding no 0xff byte; and reads
  * it as reader.decode does.  An error is handed to on_error(exc, payload), which does
  * what the Python method's except clauses do; every other row goes to slow(data), the
- * Python method itself.  So no Python frame runs for a small row read wholly in C. */
+ * Python method itself.  So no Python frame runs for a small row read wholly in C.
+ * A row of one numpy ext of at most max_row_bytes (default: below small_row) is read as
+ * the method's checked path reads it first: its plain layout in one copy, else slow. */
 
 typedef struct {
     PyObject_HEAD
@@ -1825,6 +1836,7 @@ typedef struct {
     PyObject *on_error;
     Py_ssize_t tiny_row;
     Py_ssize_t small_row;
+    Py_ssize_t max_row_bytes; /* Limits.max_row_bytes: longer rows are the method's to refuse */
 } LoadsTyped;
 
 static PyObject *str_msgpack;
@@ -1858,10 +1870,10 @@ static PyObject *LoadsTyped_one(LoadsTyped *self, PyObject *data) {
                 return value;
             }
             /* A row of one numpy ext: the method's checked path tries the plain layout first
-             * (Decoder.loads_checked: after max_row_bytes, which small_row is within). */
+             * (Decoder.loads_checked: after max_row_bytes). */
             const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(payload);
             Py_ssize_t code_at = n == 0 ? 0 : (b[0] >= 0xd4 && b[0] <= 0xd8) ? 1 : (b[0] >= 0xc7 && b[0] <= 0xc9) ? 2 + (1 << (b[0] - 0xc7)) - 1 : 0;
-            if (code_at > 0 && n < self->small_row && n > code_at && b[code_at] == NUMPY_ARRAY) {
+            if (code_at > 0 && n <= self->max_row_bytes && n > code_at && b[code_at] == NUMPY_ARRAY) {
                 PyObject *value = Reader_array(self->reader, payload);
                 if (value != Py_None) return value; /* the array, or its error (raised as the method raises it) */
                 Py_DECREF(value);
@@ -1882,16 +1894,20 @@ static PyObject *LoadsTyped_vectorcall(PyObject *self, PyObject *const *args, si
 
 static int LoadsTyped_init(LoadsTyped *self, PyObject *args, PyObject *kwds) {
     PyObject *reader, *slow, *on_error;
-    Py_ssize_t tiny_row, small_row;
+    Py_ssize_t tiny_row, small_row, max_row_bytes = -1;
     if (self->reader != NULL) {
         PyErr_SetString(PyExc_TypeError, "a LoadsTyped is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "O!OOnn:LoadsTyped", &ReaderType, &reader, &slow, &on_error, &tiny_row, &small_row)) {
+    if (!PyArg_ParseTuple(args, "O!OOnn|n:LoadsTyped", &ReaderType, &reader, &slow, &on_error, &tiny_row, &small_row,
+                          &max_row_bytes)) {
         return -1;
     }
-    if (!PyCallable_Check(slow) || !PyCallable_Check(on_error) || tiny_row < 0 || small_row < tiny_row) {
-        PyErr_SetString(PyExc_ValueError, "slow and on_error must be callable, 0 <= tiny_row <= small_row");
+    if (PyTuple_GET_SIZE(args) < 6) max_row_bytes = small_row - 1;
+    if (!PyCallable_Check(slow) || !PyCallable_Check(on_error) || tiny_row < 0 || small_row < tiny_row ||
+        max_row_bytes < small_row - 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "slow and on_error must be callable, 0 <= tiny_row <= small_row <= max_row_bytes + 1");
         return -1;
     }
     if (((Reader *)reader)->hooks == NULL) {
@@ -1903,6 +1919,7 @@ static int LoadsTyped_init(LoadsTyped *self, PyObject *args, PyObject *kwds) {
     self->on_error = Py_NewRef(on_error);
     self->tiny_row = tiny_row;
     self->small_row = small_row;
+    self->max_row_bytes = max_row_bytes;
     self->vectorcall = LoadsTyped_vectorcall;
     return 0;
 }
@@ -1941,7 +1958,7 @@ static PyTypeObject LoadsTypedType = {
     .tp_name = "serde_kit._reader.LoadsTyped",
     .tp_basicsize = sizeof(LoadsTyped),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "LoadsTyped(reader, slow, on_error, tiny_row, small_row): a serializer's loads_typed whose "
+    .tp_doc = "LoadsTyped(reader, slow, on_error, tiny_row, small_row[, max_row_bytes]): a serializer's loads_typed whose "
               "small msgpack rows are read without a Python frame.",
     .tp_vectorcall_offset = offsetof(LoadsTyped, vectorcall),
     .tp_call = LoadsTyped_call,

@@ -158,20 +158,21 @@ class Decoder:
         if code_at is not None and size > code_at and data[code_at] == codes.NUMPY_ARRAY:
             # An array on its own. Its plain layout (dtype, a short shape, order,
             # buffer) holds nothing the prescan looks for and nothing that charges
-            # the meter; a large one is read in one copy.
+            # the meter; a large one is read in one copy. The compiled reader's first,
+            # when it is the engine (the pure path's engine is levels[0]).
+            fast = None if self.engine is self._levels[0] else native.plain_array(self.engine, data)
+            if fast is not None:
+                return fast
             if size >= numpy.FAST_PATH_MIN_BYTES:
                 fast = self._large_array(data)
             else:
-                # The compiled reader's, when it is the engine (the pure path's engine is levels[0]).
-                fast = None if self.engine is self._levels[0] else native.plain_array(self.engine, data)
-                if fast is None:
-                    try:
-                        ext = _TOP_LEVEL_EXT.decode(data)
-                        fast = numpy.loads_plain(ext.data, limits)
-                    except SerdeError:
-                        raise
-                    except Exception:
-                        fast = None  # the general path reads it and reports what is wrong
+                try:
+                    ext = _TOP_LEVEL_EXT.decode(data)
+                    fast = numpy.loads_plain(ext.data, limits)
+                except SerdeError:
+                    raise
+                except Exception:
+                    fast = None  # the general path reads it and reports what is wrong
             if fast is not None:
                 return fast
         # Most rows hold nothing costly: read without a meter; the first costly step

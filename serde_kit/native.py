@@ -134,21 +134,26 @@ def checked_reader(engine: Any, limits: Any) -> Any:
     return engine.decode_checked
 
 
-def loads_typed(engine: Any, slow: Any, on_error: Any, tiny_row: int, small_row: int) -> Any:
+def loads_typed(
+    engine: Any, slow: Any, on_error: Any, tiny_row: int, small_row: int, max_row_bytes: int | None = None
+) -> Any:
     """A serializer's ``loads_typed``: ``slow`` (its Python method), or with the compiled
     reader as ``engine`` a ``LoadsTyped`` that reads the rows ``slow``'s small-row path
     reads (``("msgpack", bytes)`` shorter than ``tiny_row``, or than ``small_row`` at the
-    safe recursion limit, without a 0xff byte) itself, and small rows of one plain-layout
-    numpy ext as the checked path's first step does; it hands their errors to
-    ``on_error(exc, payload)`` and every other row to ``slow``."""
+    safe recursion limit, without a 0xff byte) itself, and rows of one plain-layout numpy
+    ext of at most ``max_row_bytes`` (default: the small rows) as the checked path's first
+    step does; it hands their errors to ``on_error(exc, payload)`` and every other row to
+    ``slow``."""
     if _reader is None or type(engine) is not _reader.Reader:
         return slow
-    return _reader.LoadsTyped(engine, slow, on_error, tiny_row, small_row)
+    if max_row_bytes is None:
+        return _reader.LoadsTyped(engine, slow, on_error, tiny_row, small_row)
+    return _reader.LoadsTyped(engine, slow, on_error, tiny_row, small_row, max_row_bytes)
 
 
 def plain_array(engine: Any, data: bytes) -> Any:
-    """The array of a row that is one plain-layout numpy ext, built by the compiled
-    reader; None when ``engine`` is not the reader or the row is anything else."""
+    """The array of a row that is one plain-layout numpy ext (any size: one copy), built
+    by the compiled reader; None when ``engine`` is not the reader or the row is anything else."""
     if _reader is None or type(engine) is not _reader.Reader:
         return None
     return engine.array(data)

@@ -97,7 +97,12 @@ class Serializer:
         _LOADS_TYPED_SLOT.__set__(
             self,
             native.loads_typed(
-                self._decoder.engine, self._loads_typed, self._small_row_error, self._tiny_row, self._small_row
+                self._decoder.engine,
+                self._loads_typed,
+                self._small_row_error,
+                self._tiny_row,
+                self._small_row,
+                limits.max_row_bytes,
             ),
         )
         _langgraph_log.install()  # LangGraph's strict-msgpack warning: once, explained
