@@ -141,6 +141,17 @@ typedef struct {
     PyObject *checks; /* KIND_MESSAGE: bytes, the check of each field (param[1] as one byte each) */
 } Entry;
 
+/* A dtype spec plain_array met before, with what it checked of that dtype (immutable):
+ * the next array of that spec skips the spec's str, the dict lookup and two attributes. */
+#define KNOWN_DTYPES 8 /* a power of two */
+#define KNOWN_SPEC_MAX 24
+typedef struct {
+    PyObject *dtype; /* NULL: a free slot */
+    Py_ssize_t itemsize;
+    Py_ssize_t spec_len;
+    unsigned char spec[KNOWN_SPEC_MAX];
+} KnownDtype;
+
 typedef struct {
     PyObject_HEAD
     PyObject *fallback;    /* the msgspec decoder of the pure path (top level) */
@@ -152,6 +163,7 @@ typedef struct {
     PyObject *serde_error; /* the base class of the errors the pure path raises on purpose */
     PyObject *np_empty;    /* numpy.empty once Python enabled arrays (set_numpy), else NULL */
     PyObject *np_dtypes;   /* dict: dtype spec -> numpy dtype, filled only by serde_kit.ext.numpy */
+    KnownDtype np_known[KNOWN_DTYPES]; /* dtypes of np_dtypes plain_array checked (itemsize, no objects) */
     Py_ssize_t np_max_elements; /* Limits.max_array_elements */
     Py_ssize_t np_max_payload;  /* payloads this long or longer: the Python fast path for large arrays */
     Py_ssize_t max_ext_depth;
@@ -1022,18 +1034,42 @@ static NOINLINE PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssiz
     if (!read_length(&p, end, 1 << (b - 0xc4), &buf_len) || end - p != buf_len) return NULL;
     const unsigned char *buf = p;
 
-    PyObject *spec_str = make_str(spec, spec_len);
-    if (spec_str == NULL) return NULL;
-    PyObject *dtype = PyDict_GetItemWithError(r->np_dtypes, spec_str); /* borrowed */
-    Py_DECREF(spec_str);
-    if (dtype == NULL) return NULL;
-    Py_INCREF(dtype);
-    PyObject *value = NULL, *shape = NULL, *order_obj = NULL;
-    PyObject *itemsize_obj = PyObject_GetAttr(dtype, str_itemsize);
-    PyObject *hasobject = itemsize_obj == NULL ? NULL : PyObject_GetAttr(dtype, str_hasobject);
-    if (hasobject == NULL || hasobject != Py_False || !PyLong_CheckExact(itemsize_obj)) goto done;
-    Py_ssize_t itemsize = PyLong_AsSsize_t(itemsize_obj);
-    if (itemsize <= 0 || count > PY_SSIZE_T_MAX / itemsize || count * itemsize != buf_len) goto done;
+    PyObject *value = NULL, *shape = NULL, *order_obj = NULL, *dtype;
+    Py_ssize_t itemsize;
+    KnownDtype *known = NULL;
+    if (spec_len <= KNOWN_SPEC_MAX) {
+        uint64_t h = 1469598103934665603ULL;
+        for (Py_ssize_t i = 0; i < spec_len; i++) {
+            h ^= spec[i];
+            h *= 1099511628211ULL;
+        }
+        known = &r->np_known[h & (KNOWN_DTYPES - 1)];
+    }
+    if (known != NULL && known->dtype != NULL && known->spec_len == spec_len && memcmp(known->spec, spec, (size_t)spec_len) == 0) {
+        dtype = Py_NewRef(known->dtype);
+        itemsize = known->itemsize;
+    } else {
+        PyObject *spec_str = make_str(spec, spec_len);
+        if (spec_str == NULL) return NULL;
+        dtype = PyDict_GetItemWithError(r->np_dtypes, spec_str); /* borrowed */
+        Py_DECREF(spec_str);
+        if (dtype == NULL) return NULL;
+        Py_INCREF(dtype);
+        PyObject *itemsize_obj = PyObject_GetAttr(dtype, str_itemsize);
+        PyObject *hasobject = itemsize_obj == NULL ? NULL : PyObject_GetAttr(dtype, str_hasobject);
+        int plain = hasobject == Py_False && PyLong_CheckExact(itemsize_obj);
+        itemsize = plain ? PyLong_AsSsize_t(itemsize_obj) : -1;
+        Py_XDECREF(itemsize_obj);
+        Py_XDECREF(hasobject);
+        if (!plain || itemsize <= 0) goto done;
+        if (known != NULL) {
+            Py_XSETREF(known->dtype, Py_NewRef(dtype));
+            known->itemsize = itemsize;
+            known->spec_len = spec_len;
+            memcpy(known->spec, spec, (size_t)spec_len);
+        }
+    }
+    if (count > PY_SSIZE_T_MAX / itemsize || count * itemsize != buf_len) goto done;
     shape = PyTuple_New(ndims);
     if (shape == NULL) goto done;
     for (Py_ssize_t i = 0; i < ndims; i++) {
@@ -1041,10 +1077,13 @@ static NOINLINE PyObject *plain_array(Reader *r, const unsigned char *p, Py_ssiz
         if (dim == NULL) goto done;
         PyTuple_SET_ITEM(shape, i, dim);
     }
-    order_obj = PyUnicode_FromStringAndSize((const char *)order, 1);
-    if (order_obj == NULL) goto done;
-    PyObject *args[3] = {shape, dtype, order_obj};
-    value = PyObject_Vectorcall(r->np_empty, args, 3, NULL);
+    PyObject *args[3] = {shape, dtype, NULL};
+    if (order[0] == 'F') { /* "C" is numpy.empty's default: one argument less to parse */
+        order_obj = PyUnicode_FromStringAndSize((const char *)order, 1);
+        if (order_obj == NULL) goto done;
+        args[2] = order_obj;
+    }
+    value = PyObject_Vectorcall(r->np_empty, args, order_obj == NULL ? 2 : 3, NULL);
     if (value != NULL) {
         /* numpy.empty may make another dtype than the one asked for: a non-native byte
          * order of a unitless datetime64/timedelta64 ('>m8') becomes native, a subarray
@@ -1070,8 +1109,6 @@ done:
         /* whatever failed, Python's reader tries it and reports it (MemoryError included) */
         if (PyErr_ExceptionMatches(PyExc_Exception)) PyErr_Clear();
     }
-    Py_XDECREF(itemsize_obj);
-    Py_XDECREF(hasobject);
     Py_XDECREF(shape);
     Py_XDECREF(order_obj);
     Py_DECREF(dtype);
@@ -1573,6 +1610,7 @@ static PyObject *Reader_set_numpy(Reader *self, PyObject *args) {
     }
     Py_XSETREF(self->np_empty, Py_NewRef(empty));
     Py_XSETREF(self->np_dtypes, Py_NewRef(dtypes));
+    for (size_t i = 0; i < KNOWN_DTYPES; i++) Py_CLEAR(self->np_known[i].dtype); /* they were another dict's */
     self->np_max_elements = max_elements;
     self->np_max_payload = max_payload;
     Py_RETURN_NONE;
@@ -1728,6 +1766,7 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
     Py_VISIT(self->serde_error);
     Py_VISIT(self->np_empty);
     Py_VISIT(self->np_dtypes);
+    for (size_t i = 0; i < KNOWN_DTYPES; i++) Py_VISIT(self->np_known[i].dtype);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
         Entry *e = &self->table[i];
         if (e->head == NULL) continue;
@@ -1752,6 +1791,7 @@ static int Reader_clear(Reader *self) {
     Py_CLEAR(self->serde_error);
     Py_CLEAR(self->np_empty);
     Py_CLEAR(self->np_dtypes);
+    for (size_t i = 0; i < KNOWN_DTYPES; i++) Py_CLEAR(self->np_known[i].dtype);
     Py_CLEAR(self->hooks);
     for (size_t i = 0; i < TABLE_SLOTS; i++) {
         Entry *e = &self->table[i];

@@ -202,3 +202,42 @@ def test_loads_typed_checks_its_row_bound():
     with pytest.raises(ValueError, match="max_row_bytes"):
         native._reader.LoadsTyped(reader, fast._loads_typed, fast._small_row_error, 10, 100, 98)
     assert type(native.loads_typed(reader, fast._loads_typed, fast._small_row_error, 10, 100, 99)).__name__ == "LoadsTyped"
+
+
+SPECS = ["<f8", ">f8", "<f4", ">i4", "<i2", "|u1", "|i1", "<c8", ">c16", "|b1", "<u8", ">u2", "<m8[s]", "|S3", "<U2"]
+
+
+def test_known_dtypes_are_the_dict_s_and_survive_slot_collisions():
+    # 15 specs over the reader's 8 remembered dtypes: slots are taken over back and forth.
+    fast, pure = make_pair()
+    rows = [_row(_payload(spec, [2, 3], "C", _bits(6 * np.dtype(spec).itemsize))) for spec in SPECS]
+    for _ in range(3):
+        for spec, row in zip(SPECS, rows):
+            assert _outcome(fast.loads_typed, row) == _outcome(pure.loads_typed, row), spec
+    dtype = numpy_ext.dtype_cache()["<f8"]
+    before = sys.getrefcount(dtype)
+    for _ in range(50):
+        for row in rows:
+            fast.loads_typed(row)
+    assert sys.getrefcount(dtype) == before
+    assert all(fast.loads_typed(row).dtype is numpy_ext.dtype_cache()[spec] for spec, row in zip(SPECS, rows))
+
+
+def test_an_object_dtype_in_the_dict_is_never_built_in_c():
+    fast, pure = make_pair()
+    numpy_ext._dtype(np, "|O")  # the spec is in the dict; the reader must still refuse it
+    row = _row(_payload("|O", [2], "C", b"\x00" * 16))
+    for _ in range(2):
+        assert_same_outcome(fast, pure, row, "object dtype")
+
+
+def test_a_new_dtype_dict_forgets_the_known_dtypes():
+    fast, _ = make_pair()
+    row = _row(_payload("<f8", [4], "C", _bits(32)))
+    fast.loads_typed(row)
+    assert "loads_plain" not in python_calls(fast.loads_typed, row)  # known: read in C
+    reader = fast._decoder.engine
+    reader.set_numpy(np.empty, {}, 2**20, LARGE)  # no spec known now
+    assert "loads_plain" in python_calls(fast.loads_typed, row)
+    reader.set_numpy(np.empty, numpy_ext.dtype_cache(), 2**20, LARGE)
+    assert "loads_plain" not in python_calls(fast.loads_typed, row)
