@@ -1858,15 +1858,20 @@ static PyTypeObject ReaderType = {
 
 /* --- Serializer.loads_typed for ("msgpack", bytes) rows ------------------------
  *
- * LoadsTyped(reader, slow, on_error, tiny_row, small_row[, max_row_bytes]) is called as the serializer's
- * loads_typed.  It takes what the Python method's small-row path takes: an exact tuple of
- * an exact str equal to "msgpack" and exact bytes, shorter than tiny_row (or than
- * small_row while the recursion limit is the safe one) and holding no 0xff byte; and reads
- * it as reader.decode does.  An error is handed to on_error(exc, payload), which does
- * what the Python method's except clauses do; every other row goes to slow(data), the
- * Python method itself.  So no Python frame runs for a small row read wholly in C.
- * A row of one numpy ext of at most max_row_bytes (default: below small_row) is read as
- * the method's checked path reads it first: its plain layout in one copy, else slow. */
+ * LoadsTyped(reader, slow, on_error, tiny_row, small_row[, max_row_bytes[, meter_state]]) is
+ * called as the serializer's loads_typed.  It takes what the Python method's small-row path
+ * takes: an exact tuple of an exact str equal to "msgpack" and exact bytes, shorter than
+ * tiny_row (or than small_row while the recursion limit is the safe one) and holding no
+ * 0xff byte; and reads it as reader.decode does.  An error is handed to on_error(exc,
+ * payload), which does what the Python method's except clauses do; every other row goes
+ * to slow(data), the Python method itself.  So no Python frame runs for a small row read
+ * wholly in C.  Of the rows the method checks in full (Decoder.loads_checked), within
+ * max_row_bytes (default: below small_row):
+ *  - a row of one numpy ext is read as that path reads it first: its plain layout in one
+ *    copy, else slow;
+ *  - given meter_state (serde_kit.budget's thread-local; the decoder has a checked reader),
+ *    at the safe recursion limit and with no work meter open on this thread, any other row
+ *    is read as reader.decode_checked, which is what the method runs for it then. */
 
 typedef struct {
     PyObject_HEAD
@@ -1874,12 +1879,48 @@ typedef struct {
     Reader *reader;
     PyObject *slow;
     PyObject *on_error;
+    PyObject *meter_state; /* serde_kit.budget's thread-local (its `meter`), or NULL: no checked rows here */
     Py_ssize_t tiny_row;
     Py_ssize_t small_row;
     Py_ssize_t max_row_bytes; /* Limits.max_row_bytes: longer rows are the method's to refuse */
 } LoadsTyped;
 
-static PyObject *str_msgpack;
+static PyObject *str_msgpack, *str_meter;
+
+/* reader.decode (or decode_checked) of the row, its error handed to on_error(exc, payload). */
+static PyObject *LoadsTyped_read(LoadsTyped *self, PyObject *payload, int checked) {
+    PyObject *value = read_row(self->reader, payload, checked);
+    if (value != NULL) return value;
+    PyObject *type, *exc, *tb;
+    PyErr_Fetch(&type, &exc, &tb);
+    PyErr_NormalizeException(&type, &exc, &tb);
+    if (exc == NULL) { /* cannot happen: read_row returns NULL with an error set */
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        PyErr_SetString(PyExc_SystemError, "the reader failed without an error");
+        return NULL;
+    }
+    if (tb != NULL) PyException_SetTraceback(exc, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    PyObject *args[2] = {exc, payload};
+    value = PyObject_Vectorcall(self->on_error, args, 2, NULL);
+    Py_DECREF(exc);
+    return value;
+}
+
+/* Whether no work meter is open on this thread (budget.current() is None); -1 on error. */
+static int unmetered(PyObject *state) {
+    PyObject *meter;
+#if PY_VERSION_HEX >= 0x030D0000
+    if (PyObject_GetOptionalAttr(state, str_meter, &meter) < 0) return -1;
+#else
+    if (_PyObject_LookupAttr(state, str_meter, &meter) < 0) return -1;
+#endif
+    int none = meter == NULL || meter == Py_None;
+    Py_XDECREF(meter);
+    return none;
+}
 
 static PyObject *LoadsTyped_one(LoadsTyped *self, PyObject *data) {
     if (PyTuple_CheckExact(data) && PyTuple_GET_SIZE(data) == 2) {
@@ -1887,27 +1928,10 @@ static PyObject *LoadsTyped_one(LoadsTyped *self, PyObject *data) {
         if (PyBytes_CheckExact(payload) && PyUnicode_CheckExact(tag) &&
             (tag == str_msgpack || PyUnicode_Compare(tag, str_msgpack) == 0)) {
             Py_ssize_t n = PyBytes_GET_SIZE(payload);
-            if ((n < self->tiny_row ||
-                 (n < self->small_row && Py_GetRecursionLimit() <= self->reader->safe_recursion_limit)) &&
+            int safe_stack = Py_GetRecursionLimit() <= self->reader->safe_recursion_limit;
+            if ((n < self->tiny_row || (n < self->small_row && safe_stack)) &&
                 memchr(PyBytes_AS_STRING(payload), 0xff, (size_t)n) == NULL) {
-                PyObject *value = read_row(self->reader, payload, 0);
-                if (value != NULL) return value;
-                PyObject *type, *exc, *tb;
-                PyErr_Fetch(&type, &exc, &tb);
-                PyErr_NormalizeException(&type, &exc, &tb);
-                if (exc == NULL) { /* cannot happen: read_row returns NULL with an error set */
-                    Py_XDECREF(type);
-                    Py_XDECREF(tb);
-                    PyErr_SetString(PyExc_SystemError, "the reader failed without an error");
-                    return NULL;
-                }
-                if (tb != NULL) PyException_SetTraceback(exc, tb);
-                Py_XDECREF(type);
-                Py_XDECREF(tb);
-                PyObject *args[2] = {exc, payload};
-                value = PyObject_Vectorcall(self->on_error, args, 2, NULL);
-                Py_DECREF(exc);
-                return value;
+                return LoadsTyped_read(self, payload, 0);
             }
             /* A row of one numpy ext: the method's checked path tries the plain layout first
              * (Decoder.loads_checked: after max_row_bytes). */
@@ -1917,6 +1941,13 @@ static PyObject *LoadsTyped_one(LoadsTyped *self, PyObject *data) {
                 PyObject *value = Reader_array(self->reader, payload);
                 if (value != Py_None) return value; /* the array, or its error (raised as the method raises it) */
                 Py_DECREF(value);
+            } else if (self->meter_state != NULL && n <= self->max_row_bytes && safe_stack) {
+                /* Any other row within max_row_bytes (a large one, or one holding 0xff) the
+                 * method gives the reader's decode_checked when no meter is open on this thread
+                 * (Decoder._loads_metered with a meter of its own): read it so here. */
+                int none = unmetered(self->meter_state);
+                if (none < 0) return NULL;
+                if (none) return LoadsTyped_read(self, payload, 1);
             }
         }
     }
@@ -1934,13 +1965,14 @@ static PyObject *LoadsTyped_vectorcall(PyObject *self, PyObject *const *args, si
 
 static int LoadsTyped_init(LoadsTyped *self, PyObject *args, PyObject *kwds) {
     PyObject *reader, *slow, *on_error;
+    PyObject *meter_state = Py_None;
     Py_ssize_t tiny_row, small_row, max_row_bytes = -1;
     if (self->reader != NULL) {
         PyErr_SetString(PyExc_TypeError, "a LoadsTyped is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "O!OOnn|n:LoadsTyped", &ReaderType, &reader, &slow, &on_error, &tiny_row, &small_row,
-                          &max_row_bytes)) {
+    if (!PyArg_ParseTuple(args, "O!OOnn|nO:LoadsTyped", &ReaderType, &reader, &slow, &on_error, &tiny_row, &small_row,
+                          &max_row_bytes, &meter_state)) {
         return -1;
     }
     if (PyTuple_GET_SIZE(args) < 6) max_row_bytes = small_row - 1;
@@ -1960,6 +1992,7 @@ static int LoadsTyped_init(LoadsTyped *self, PyObject *args, PyObject *kwds) {
     self->tiny_row = tiny_row;
     self->small_row = small_row;
     self->max_row_bytes = max_row_bytes;
+    self->meter_state = meter_state == Py_None ? NULL : Py_NewRef(meter_state);
     self->vectorcall = LoadsTyped_vectorcall;
     return 0;
 }
@@ -1977,6 +2010,7 @@ static int LoadsTyped_traverse(LoadsTyped *self, visitproc visit, void *arg) {
     Py_VISIT(self->reader);
     Py_VISIT(self->slow);
     Py_VISIT(self->on_error);
+    Py_VISIT(self->meter_state);
     return 0;
 }
 
@@ -1984,6 +2018,7 @@ static int LoadsTyped_clear(LoadsTyped *self) {
     Py_CLEAR(self->reader);
     Py_CLEAR(self->slow);
     Py_CLEAR(self->on_error);
+    Py_CLEAR(self->meter_state);
     return 0;
 }
 
@@ -1998,7 +2033,7 @@ static PyTypeObject LoadsTypedType = {
     .tp_name = "serde_kit._reader.LoadsTyped",
     .tp_basicsize = sizeof(LoadsTyped),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "LoadsTyped(reader, slow, on_error, tiny_row, small_row[, max_row_bytes]): a serializer's loads_typed whose "
+    .tp_doc = "LoadsTyped(reader, slow, on_error, tiny_row, small_row[, max_row_bytes[, meter_state]]): a serializer's loads_typed whose "
               "small msgpack rows are read without a Python frame.",
     .tp_vectorcall_offset = offsetof(LoadsTyped, vectorcall),
     .tp_call = LoadsTyped_call,
@@ -2018,6 +2053,7 @@ PyMODINIT_FUNC PyInit__reader(void) {
     PyDateTime_IMPORT;
     if (PyDateTimeAPI == NULL) return NULL;
     if (str_msgpack == NULL && (str_msgpack = PyUnicode_InternFromString("msgpack")) == NULL) return NULL;
+    if (str_meter == NULL && (str_meter = PyUnicode_InternFromString("meter")) == NULL) return NULL;
     if (str_int == NULL && (str_int = PyUnicode_InternFromString("int")) == NULL) return NULL;
     if (str_is_safe == NULL && (str_is_safe = PyUnicode_InternFromString("is_safe")) == NULL) return NULL;
     if (str_dict == NULL && (str_dict = PyUnicode_InternFromString("__dict__")) == NULL) return NULL;

@@ -60,7 +60,19 @@ class Meter:
             )
 
 
-_state = threading.local()
+class _State(threading.local):
+    # A class default: a thread that never opened a meter finds None without a failed
+    # lookup (the compiled reader's loads_typed reads it on every checked row).
+    meter: Meter | None = None
+
+
+_state = _State()
+
+
+def local_state() -> threading.local:
+    """The thread-local whose ``meter`` attribute is :func:`current` (the compiled reader
+    reads it without a Python call)."""
+    return _state
 
 
 def current() -> Meter | None:

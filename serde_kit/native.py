@@ -134,21 +134,22 @@ def checked_reader(engine: Any, limits: Any) -> Any:
     return engine.decode_checked
 
 
-def loads_typed(
-    engine: Any, slow: Any, on_error: Any, tiny_row: int, small_row: int, max_row_bytes: int | None = None
-) -> Any:
+def loads_typed(engine: Any, slow: Any, on_error: Any, tiny_row: int, small_row: int, limits: Any = None) -> Any:
     """A serializer's ``loads_typed``: ``slow`` (its Python method), or with the compiled
     reader as ``engine`` a ``LoadsTyped`` that reads the rows ``slow``'s small-row path
     reads (``("msgpack", bytes)`` shorter than ``tiny_row``, or than ``small_row`` at the
-    safe recursion limit, without a 0xff byte) itself, and rows of one plain-layout numpy
-    ext of at most ``max_row_bytes`` (default: the small rows) as the checked path's first
-    step does; it hands their errors to ``on_error(exc, payload)`` and every other row to
-    ``slow``."""
+    safe recursion limit, without a 0xff byte) itself. Given the decoder's ``limits``, it
+    also reads the rows ``slow`` checks in full, up to ``max_row_bytes``, as that path
+    does: one plain-layout numpy ext in one copy, and (when the decoder has a
+    :func:`checked_reader`) any other row with ``decode_checked`` while no work meter is
+    open on the thread. It hands their errors to ``on_error(exc, payload)`` and every
+    other row to ``slow``."""
     if _reader is None or type(engine) is not _reader.Reader:
         return slow
-    if max_row_bytes is None:
+    if limits is None:
         return _reader.LoadsTyped(engine, slow, on_error, tiny_row, small_row)
-    return _reader.LoadsTyped(engine, slow, on_error, tiny_row, small_row, max_row_bytes)
+    meter_state = budget.local_state() if checked_reader(engine, limits) is not None else None
+    return _reader.LoadsTyped(engine, slow, on_error, tiny_row, small_row, limits.max_row_bytes, meter_state)
 
 
 def plain_array(engine: Any, data: bytes) -> Any:

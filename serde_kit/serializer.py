@@ -102,7 +102,7 @@ class Serializer:
                 self._small_row_error,
                 self._tiny_row,
                 self._small_row,
-                limits.max_row_bytes,
+                limits,
             ),
         )
         _langgraph_log.install()  # LangGraph's strict-msgpack warning: once, explained
