@@ -253,16 +253,54 @@ static PyObject *make_str(const unsigned char *p, Py_ssize_t n) {
     return s;
 }
 
+static inline uint64_t load64(const unsigned char *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+static inline uint32_t load32(const unsigned char *p) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+/* The key cache's slot for the n bytes at p (1 <= n <= KEY_CACHE_MAX_LEN): whole words,
+ * the last one overlapping the one before, never a byte past p + n. */
+static inline PyObject **key_slot(const unsigned char *p, Py_ssize_t n) {
+    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15ULL;
+    if (n >= 8) {
+        for (Py_ssize_t i = 0; i + 8 < n; i += 8) h = (h ^ load64(p + i)) * 0xff51afd7ed558ccdULL;
+        h = (h ^ load64(p + n - 8)) * 0xff51afd7ed558ccdULL;
+    } else if (n >= 4) {
+        h = (h ^ ((uint64_t)load32(p) << 32 | load32(p + n - 4))) * 0xff51afd7ed558ccdULL;
+    } else {
+        h = (h ^ ((uint64_t)p[0] << 16 | (uint64_t)p[n / 2] << 8 | p[n - 1])) * 0xff51afd7ed558ccdULL;
+    }
+    h ^= h >> 29;
+    return &key_cache[h & (KEY_CACHE_SIZE - 1)];
+}
+
+/* Whether the n bytes at a and b are equal (1 <= n <= KEY_CACHE_MAX_LEN), as key_slot reads them. */
+static inline int same_key_bytes(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
+    if (n >= 8) {
+        for (Py_ssize_t i = 0; i + 8 < n; i += 8) {
+            if (load64(a + i) != load64(b + i)) return 0;
+        }
+        return load64(a + n - 8) == load64(b + n - 8);
+    }
+    if (n >= 4) return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (a[i] != b[i]) return 0;
+    }
+    return 1;
+}
+
 static PyObject *make_key(const unsigned char *p, Py_ssize_t n) {
     if (n == 0 || n > KEY_CACHE_MAX_LEN) return make_str(p, n);
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    PyObject **slot = &key_cache[h & (KEY_CACHE_SIZE - 1)];
+    PyObject **slot = key_slot(p, n);
     PyObject *found = *slot;
-    if (found != NULL && PyUnicode_GET_LENGTH(found) == n && memcmp(PyUnicode_DATA(found), p, (size_t)n) == 0) {
+    if (found != NULL && PyUnicode_GET_LENGTH(found) == n &&
+        same_key_bytes((const unsigned char *)PyUnicode_DATA(found), p, n)) {
         return Py_NewRef(found);
     }
     PyObject *s = make_str(p, n);
@@ -283,14 +321,9 @@ static int seed_key(PyObject *name) {
     if (!PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name)) return 0;
     Py_ssize_t n = PyUnicode_GET_LENGTH(name);
     if (n == 0 || n > KEY_CACHE_MAX_LEN) return 0;
-    const unsigned char *p = (const unsigned char *)PyUnicode_DATA(name);
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
+    PyObject **slot = key_slot((const unsigned char *)PyUnicode_DATA(name), n);
     if (PyObject_Hash(name) == -1) return -1;
-    Py_XSETREF(key_cache[h & (KEY_CACHE_SIZE - 1)], Py_NewRef(name));
+    Py_XSETREF(*slot, Py_NewRef(name));
     return 0;
 }
 
