@@ -38,6 +38,7 @@ import itertools
 import re
 import struct
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -162,13 +163,18 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     # (A lowered max_hash_collisions has smaller maps checked too.)
     entries = min(CHECKED_ENTRIES, flood_entries(limits))
     candidates = big_map_candidates(data, entries)
+    retried, _retry.row = _retry.row is data, None
     if candidates:
         too_many = len(candidates) > _candidate_cap(size)
-        verdict = _UNKNOWN if too_many else _checked_in_c(data, candidates, limits)
+        verdict = _UNKNOWN if too_many or retried else _checked_in_c(data, candidates, limits)
         if verdict is _UNKNOWN:
             if _may_flood(data, candidates[0], limits):
                 if _in_c(lambda row: _plain_keys(row, entries), data):
                     return False  # every map that may be big has string keys only: no typed key either
+                if in_decode and budget.current() is None:
+                    # The walk's charge asks the decoder for a meter (NeedsMeter), and it calls
+                    # again with this row: that call goes straight to the walk.
+                    _retry.row = data
                 _walk(data, limits, in_decode)
                 return True
             typed = True  # not read: typed keys stay counted by the decoder
@@ -203,6 +209,13 @@ _RAW_ITEMS = msgspec.msgpack.Decoder(type=list[msgspec.Raw])
 # them: 202 distinct doubles share one hash (tests/support/budget_attacks.py says why).
 _CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[str | int | bool | None])
 _EXT_HEAD_SIZE = {0xC7: 3, 0xC8: 4, 0xC9: 6, 0xD4: 2, 0xD5: 2, 0xD6: 2, 0xD7: 2, 0xD8: 2}
+
+
+class _Retry(threading.local):
+    row: bytes | None = None
+
+
+_retry = _Retry()  # the row whose check stopped for a meter, on this thread
 
 
 def _charge(units: int, what: str, data: bytes, limits: Limits, in_decode: bool) -> None:
@@ -284,12 +297,16 @@ def _skip_error(buf: bytes | bytearray | memoryview) -> str | None:
 #: The descent of :func:`_maps_at` reads at most this many bytes per byte of the row
 #: (each container or typed value on the way to a candidate is read whole, at C speed),
 #: plus :data:`_DESCENT_FLOOR`, and takes at most this many steps (a Python step and a
-#: raw read each) per candidate, plus :data:`_DESCENT_STEPS_FLOOR`: honest rows nest a
-#: few levels deep; deeper ones take the whole-row path.
-_DESCENT_BYTES_PER_BYTE = 16
+#: raw read each, ~2 us) per candidate, plus :data:`_DESCENT_STEPS_FLOOR`: the candidates
+#: of honest rows share most of their way (the bench payloads take 6-13 steps for 5-14
+#: candidates); rows that need more take the whole-row path, whose cost is metered.
+_DESCENT_BYTES_PER_BYTE = 32
 _DESCENT_FLOOR = 1 << 16
-_DESCENT_STEPS_PER_CANDIDATE = 16
-_DESCENT_STEPS_FLOOR = 32
+#: ... where each item read counts as this many bytes (a raw item costs ~80 ns to read and
+#: place, a byte ~0.3 ns to skip): at most ~20 ns a stored byte in all.
+_DESCENT_BYTES_PER_ITEM = 128
+_DESCENT_STEPS_PER_CANDIDATE = 2
+_DESCENT_STEPS_FLOOR = 16
 _ARRAY_HEAD_SIZE = {0xDC: 3, 0xDD: 5} | {head: 1 for head in range(0x90, 0xA0)}
 _MAP_HEAD_SIZE = {0xDE: 3, 0xDF: 5} | {head: 1 for head in range(0x80, 0x90)}
 _HOLDERS = frozenset(_ARRAY_HEAD_SIZE) | frozenset(_MAP_HEAD_SIZE) | frozenset(_EXT_HEAD_SIZE)  # values holding values
@@ -337,13 +354,19 @@ def _maps_at(data: bytes, candidates: list[int]) -> list[memoryview]:
             continue  # else a payload the decoder does not read as msgpack
         if head in _ARRAY_HEAD_SIZE:
             first = _ARRAY_HEAD_SIZE[head]
-            items = _items(value, exact)
+            count = int.from_bytes(value[1:first], "big") if first > 1 else head & 0x0F
         elif head in _MAP_HEAD_SIZE:
             first = _MAP_HEAD_SIZE[head]
-            count = int.from_bytes(value[1:first], "big") if first > 1 else head & 0x0F
-            items = _items(b"\xdd" + (2 * count).to_bytes(4, "big") + value[first:], exact)
+            count = 2 * (int.from_bytes(value[1:first], "big") if first > 1 else head & 0x0F)
         else:
             continue  # a string, a number, binary data: it holds no value
+        allowance -= _DESCENT_BYTES_PER_ITEM * count  # before reading them
+        if allowance < 0 or count > len(value):  # (more items than bytes: cut short)
+            raise _Unreadable
+        if head in _ARRAY_HEAD_SIZE:
+            items = _items(value, exact)
+        else:
+            items = _items(b"\xdd" + count.to_bytes(4, "big") + value[first:], exact)
         starts = list(itertools.accumulate(map(len, items), initial=first))
         held: dict[int, list[int]] = {}
         for at in places:

@@ -997,12 +997,13 @@ def _nested(depth: int, inner: bytes, pad: bytes = b"") -> bytes:
 @pytest.mark.parametrize(
     ("depth", "bottom", "exact"),
     [
-        (10, b"\x00" * 100_000, True),  # read by the descent: ~11 containers of 100 KB
-        (30, b"\x00" * 100_000, False),  # 30 x 100 KB: past 16 bytes per stored byte
-        (60, b"", False),  # 61 steps: past 16 steps a candidate and 32
+        (10, b"", True),  # 11 steps, within 2 a candidate and 16
+        (17, b"\x00" * 100_000, True),  # 17 containers of ~100 KB, within 32 bytes per stored byte
+        (40, b"\x00" * 100_000, False),  # 40 x 100 KB: past 32 bytes per stored byte and 64 KiB
+        (30, b"", False),  # 31 steps: past 2 steps a candidate and 16
     ],
 )
-def test_the_descent_to_a_candidate_is_bounded_and_then_the_row_is_checked_whole(depth, bottom, exact):
+def test_the_descent_to_a_candidate_is_bounded_and_then_the_row_is_checked_whole(depth, bottom, exact, monkeypatch):
     from serde_kit import _prescan
 
     flood = attack.small_flood_map(300)
@@ -1017,12 +1018,44 @@ def test_the_descent_to_a_candidate_is_bounded_and_then_the_row_is_checked_whole
         with pytest.raises(_prescan._Unreadable):
             _prescan._maps_at(data, candidates)
         assert _prescan._checked_in_c(data, candidates, Limits()) is _prescan._UNKNOWN
-    refused(data, "max_hash_collisions")  # by the exact check, or by the whole-row path
+    descents: list[int] = []
+    real = _prescan._maps_at
+    with monkeypatch.context() as patched:
+        patched.setattr(_prescan, "_maps_at", lambda *args: descents.append(1) or real(*args))
+        refused(data, "max_hash_collisions", serde=Serializer())  # by the exact check, or by the whole-row path
+    # Once per row: the whole-row path asks for a meter and the call that follows walks at once.
+    assert len(descents) == 1
     honest = {(i, i * 7): i for i in range(300)}
     value = SERDE.loads(_nested(depth, b"\x92" + attack.pack(bottom) + attack.pack(honest)))
     for _ in range(depth):
         value = value[1]
     assert value == [bottom, honest]
+
+
+@pytest.mark.parametrize(("items", "exact"), [(200, True), (30_000, False)])
+def test_the_descent_counts_the_items_it_reads_before_it_reads_them(items, exact, monkeypatch):
+    from serde_kit import _prescan
+
+    # A candidate at the end of three arrays of ``items`` one-byte items each: reading an
+    # item (a raw value and its place) costs as much as skipping ~128-256 bytes.
+    flood = attack.small_flood_map(300)
+    data = flood
+    for _ in range(3):
+        data = b"\xdd" + (items + 1).to_bytes(4, "big") + b"\x00" * items + data
+    candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
+    assert candidates == [len(data) - len(flood)]
+    read: list[int] = []
+    real = _prescan._items
+    monkeypatch.setattr(_prescan, "_items", lambda *args: read.append(1) or real(*args))
+    if exact:
+        assert [bytes(found) for found in _prescan._maps_at(data, candidates)] == [flood]
+        assert len(read) == 3
+    else:
+        with pytest.raises(_prescan._Unreadable):
+            _prescan._maps_at(data, candidates)
+        assert read == []  # refused from the first header's count, before reading one item
+    monkeypatch.undo()
+    refused(data, "max_hash_collisions")
 
 
 def test_the_descent_reads_no_bytes_after_a_value_and_stops_at_bad_ones():
