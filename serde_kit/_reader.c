@@ -206,7 +206,8 @@ static PyObject *Retrack;
 static PyObject *by_name_kwnames; /* ("by_name",) */
 
 /* Short map keys, kept with their hash: rows repeat the same few field names. */
-#define KEY_CACHE_SIZE 512
+#define KEY_CACHE_BITS 9
+#define KEY_CACHE_SIZE (1 << KEY_CACHE_BITS)
 #define KEY_CACHE_MAX_LEN 24
 static PyObject *key_cache[KEY_CACHE_SIZE];
 
@@ -276,8 +277,10 @@ static inline PyObject **key_slot(const unsigned char *p, Py_ssize_t n) {
     } else {
         h = (h ^ ((uint64_t)p[0] << 16 | (uint64_t)p[n / 2] << 8 | p[n - 1])) * 0xff51afd7ed558ccdULL;
     }
-    h ^= h >> 29;
-    return &key_cache[h & (KEY_CACHE_SIZE - 1)];
+    /* the slot from the top bits of one more product: they depend on every bit before
+     * (a product's low bits only on the factors' low bits) */
+    h ^= h >> 32;
+    return &key_cache[(h * 0x9E3779B97F4A7C15ULL) >> (64 - KEY_CACHE_BITS)];
 }
 
 /* Whether the n bytes at a and b are equal (1 <= n <= KEY_CACHE_MAX_LEN), as key_slot reads them. */
