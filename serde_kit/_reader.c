@@ -451,6 +451,12 @@ static int hex_digit(unsigned char ch) {
     return -1;
 }
 
+static signed char hex_values[256]; /* hex_digit of each byte (init_hex_values) */
+
+static void init_hex_values(void) {
+    for (int ch = 0; ch < 256; ch++) hex_values[ch] = (signed char)hex_digit((unsigned char)ch);
+}
+
 /* --- curated langchain-core messages -------------------------------------------
  *
  * The same shape test as serde_kit.ext.langchain.fast_builder, or a stricter one: what
@@ -994,7 +1000,7 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg, Py_hash_t *hash) {
             if (PyErr_Occurred()) return NULL;
         }
 #endif
-        /* the list (held by the envelope) cannot change during the call: no code sees it */
+        /* the list (held by build_entry alone) cannot change during the call: no code sees it */
         return PyObject_Vectorcall(e->cls, PySequence_Fast_ITEMS(arg), (size_t)n, NULL);
     }
     case KIND_MESSAGE: {
@@ -1006,11 +1012,10 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg, Py_hash_t *hash) {
         if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) != 32 || !PyUnicode_IS_ASCII(arg)) return NULL;
         const unsigned char *text = (const unsigned char *)PyUnicode_DATA(arg);
         unsigned char bytes[16];
-        for (int i = 0; i < 32; i++) {
-            int digit = hex_digit(text[i]);
-            if (digit < 0) return NULL; /* not 32 hex digits: uuid.UUID decides */
-            if (i % 2 == 0) bytes[i / 2] = (unsigned char)(digit << 4);
-            else bytes[i / 2] |= (unsigned char)digit;
+        for (int i = 0; i < 16; i++) {
+            int high = hex_values[text[2 * i]], low = hex_values[text[2 * i + 1]];
+            if ((high | low) < 0) return NULL; /* not 32 hex digits: uuid.UUID decides */
+            bytes[i] = (unsigned char)(high << 4 | low);
         }
         /* int(text, 16): the same number, read without a str-to-int conversion */
         PyObject *number = _PyLong_FromByteArray(bytes, 16, 0, 0);
@@ -1034,9 +1039,52 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg, Py_hash_t *hash) {
     return NULL;
 }
 
+/* The Python rebuilder of entry e on its envelope: KIND_CALL, or a shape (or failure) the C
+ * kind leaves to it. */
+static PyObject *call_rebuilder(State *st, Entry *e, PyObject *env) {
+    if (mark_meter(st) < 0) return NULL;
+    PyObject *value = PyObject_CallOneArg(e->fn, env);
+    if (value == NULL && retry_in_python(st->r)) {
+        /* What the pure path's hot path does next, with the same envelope (calling the
+         * hook instead would run the rebuilder, and charge its work, once more). */
+        PyObject *code_obj = PyLong_FromLong(e->code);
+        if (code_obj != NULL) {
+            value = PyObject_CallFunctionObjArgs(st->r->construct, code_obj, env, NULL);
+            Py_DECREF(code_obj);
+        }
+    }
+    return value;
+}
+
 /* Decode the envelope items after the head and build the value of entry e (*hash: see build_kind). */
 static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const unsigned char *pend, Py_ssize_t level,
                              Py_hash_t *hash) {
+    PyObject *value = NULL;
+    if (e->kind != KIND_CALL && e->nitems == 3 && e->method == NULL) {
+        /* A C kind reads env[2] alone: the envelope list is made only when the rebuilder runs. */
+        PyObject *arg = decode_value(st, &q, pend, level + 1);
+        if (arg == NULL) return NULL;
+        if (q != pend) {
+            Py_DECREF(arg);
+            return NULL; /* trailing bytes in the payload: soft */
+        }
+        value = build_kind(e, arg, hash);
+        if (value != NULL || (PyErr_Occurred() && !retry_in_python(st->r))) {
+            Py_DECREF(arg);
+            return value;
+        }
+        PyObject *env = PyList_New(3);
+        if (env == NULL) {
+            Py_DECREF(arg);
+            return NULL;
+        }
+        PyList_SET_ITEM(env, 0, Py_NewRef(e->module));
+        PyList_SET_ITEM(env, 1, Py_NewRef(e->name));
+        PyList_SET_ITEM(env, 2, arg);
+        value = call_rebuilder(st, e, env);
+        Py_DECREF(env);
+        return value;
+    }
     PyObject *env = PyList_New(e->nitems);
     if (env == NULL) return NULL;
     PyList_SET_ITEM(env, 0, Py_NewRef(e->module));
@@ -1061,7 +1109,6 @@ static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const 
             return NULL; /* another method: the hook decides (soft) */
         }
     }
-    PyObject *value = NULL;
     if (e->kind != KIND_CALL) {
         value = build_kind(e, PyList_GET_ITEM(env, 2), hash);
         if (value == NULL && PyErr_Occurred() && !retry_in_python(st->r)) {
@@ -1069,23 +1116,7 @@ static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const 
             return NULL;
         }
     }
-    if (value == NULL) {
-        /* KIND_CALL, or a shape (or failure) the C kind leaves to its Python rebuilder */
-        if (mark_meter(st) < 0) {
-            Py_DECREF(env);
-            return NULL;
-        }
-        value = PyObject_CallOneArg(e->fn, env);
-        if (value == NULL && retry_in_python(st->r)) {
-            /* What the pure path's hot path does next, with the same envelope (calling the
-             * hook instead would run the rebuilder, and charge its work, once more). */
-            PyObject *code_obj = PyLong_FromLong(e->code);
-            if (code_obj != NULL) {
-                value = PyObject_CallFunctionObjArgs(st->r->construct, code_obj, env, NULL);
-                Py_DECREF(code_obj);
-            }
-        }
-    }
+    if (value == NULL) value = call_rebuilder(st, e, env);
     Py_DECREF(env);
     return value;
 }
@@ -2148,6 +2179,7 @@ PyMODINIT_FUNC PyInit__reader(void) {
     PyDateTime_IMPORT;
     if (PyDateTimeAPI == NULL) return NULL;
     init_text_hash();
+    init_hex_values();
     if (str_msgpack == NULL && (str_msgpack = PyUnicode_InternFromString("msgpack")) == NULL) return NULL;
     if (str_int == NULL && (str_int = PyUnicode_InternFromString("int")) == NULL) return NULL;
     if (str_is_safe == NULL && (str_is_safe = PyUnicode_InternFromString("is_safe")) == NULL) return NULL;
