@@ -16,9 +16,10 @@ one step, ext payloads walked as the msgpack they hold):
 The walk runs in Python, so :func:`check` first works at C speed: a map that
 can flood has 16 entries or more (smaller ones cost a bounded amount per stored
 byte however their keys collide), so it starts with a map16/map32 header byte,
-found at memchr speed. Each such byte is tested for starting a value (msgspec
-skipping the buffer with that byte made invalid), and each real map's keys are
-read as raw items: string, int, nil and bool keys end there, array and float
+found at memchr speed. Each such byte is tested for starting a value by a
+descent from the row's value to it (msgspec reading, at C speed and building
+nothing, the items of each container and typed value on the way), and each real
+map's keys are read as raw items: string, int, nil and bool keys end there, array and float
 keys are hashed
 (colliding groups charged to the row's work meter, too large ones refused).
 Rows with too many such bytes take the whole-row path (an estimate from counts
@@ -31,11 +32,14 @@ builds (:func:`check` says when).
 
 from __future__ import annotations
 
+import bisect
 import collections
+import itertools
 import re
 import struct
 import sys
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -141,12 +145,12 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     per byte, within the meter's allowance); a larger one starts with a
     map16/map32 header whose count says so, found at memchr speed by
     :func:`big_map_candidates`. Where a row holds a few such bytes, each is
-    tested at C speed for being a real header (:func:`_header_home`: most are
-    bytes inside a number or a string), and each real one's keys are checked
+    tested for being a real header (:func:`_maps_at`: most are bytes inside a
+    number or a string), and each real one's keys are checked
     exactly (:func:`_check_map_keys`: string, int, nil and bool keys are cheap;
     array, float and typed keys are hashed, colliding ones charged to the meter and more than
     ``max_hash_collisions`` of one hash refused). A row with more candidates, or
-    one the C-speed skip cannot read, takes the whole-row path: what every array,
+    one the descent cannot read (or not within its allowance), takes the whole-row path: what every array,
     typed and float key after the first candidate could cost if all collided (:func:`flood_work`)
     against the row's allowance, then a string-keys-only decode (C speed), and
     only if that finds a non-string key, the walk (:func:`scan`, metered).
@@ -159,13 +163,18 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
     # (A lowered max_hash_collisions has smaller maps checked too.)
     entries = min(CHECKED_ENTRIES, flood_entries(limits))
     candidates = big_map_candidates(data, entries)
+    retried, _retry.row = _retry.row is data, None
     if candidates:
         too_many = len(candidates) > _candidate_cap(size)
-        verdict = _UNKNOWN if too_many else _checked_in_c(data, candidates, limits)
+        verdict = _UNKNOWN if too_many or retried else _checked_in_c(data, candidates, limits)
         if verdict is _UNKNOWN:
             if _may_flood(data, candidates[0], limits):
                 if _in_c(lambda row: _plain_keys(row, entries), data):
                     return False  # every map that may be big has string keys only: no typed key either
+                if in_decode and budget.current() is None:
+                    # The walk's charge asks the decoder for a meter (NeedsMeter), and it calls
+                    # again with this row: that call goes straight to the walk.
+                    _retry.row = data
                 _walk(data, limits, in_decode)
                 return True
             typed = True  # not read: typed keys stay counted by the decoder
@@ -185,21 +194,14 @@ def check(data: bytes, limits: Limits, *, in_decode: bool = False) -> bool:
 #: ones (fixmaps) cost at most 105 key comparisons each, bounded per stored byte.
 CHECKED_ENTRIES = 16
 #: Rows with more candidate headers than this take the whole-row path (each candidate
-#: costs one C-speed skip of the row).
+#: costs a descent from the row's value to it).
 _MAX_CANDIDATES = 8
 #: ... and one more per this many bytes of the row.
 _BYTES_PER_CANDIDATE = 512
 #: ... and never more than this many (each costs Python steps and a few C-speed scans).
 _MOST_CANDIDATES = 128
-#: Ext header bytes looked at before one candidate, at most (each a Python step), and
-#: rounds of them tested for the candidates of one buffer (each round a skip of it):
-#: honest rows need one or two; more goes to the whole-row path.
-_MAX_EXT_BYTES_SEEN = 64
-_MAX_ROUNDS = 8
 _UNKNOWN: Any = object()
-_MARK = 0xC1  # never valid msgpack: the skip stops at it only where a value starts
 _TRAILING = re.compile(r"MessagePack data is malformed: trailing characters \(byte (\d+)\)")
-_MARK_HIT = re.compile(r"MessagePack data is malformed: invalid opcode '\\xc1' \(byte (\d+)\)")
 _SKIP = msgspec.msgpack.Decoder(type=msgspec.Raw)
 _RAW_ITEMS = msgspec.msgpack.Decoder(type=list[msgspec.Raw])
 # Keys whose hashes cannot be aimed beyond a bound: strings (keyed per process), nil and
@@ -207,8 +209,13 @@ _RAW_ITEMS = msgspec.msgpack.Decoder(type=list[msgspec.Raw])
 # them: 202 distinct doubles share one hash (tests/support/budget_attacks.py says why).
 _CHEAP_KEYS = msgspec.msgpack.Decoder(type=list[str | int | bool | None])
 _EXT_HEAD_SIZE = {0xC7: 3, 0xC8: 4, 0xC9: 6, 0xD4: 2, 0xD5: 2, 0xD6: 2, 0xD7: 2, 0xD8: 2}
-#: How far before a position an ext header can start and still hold it.
-_EXT_REACH = {0xC7: 3 + 0xFF, 0xC8: 4 + 0xFFFF, 0xC9: -1, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18}
+
+
+class _Retry(threading.local):
+    row: bytes | None = None
+
+
+_retry = _Retry()  # the row whose check stopped for a meter, on this thread
 
 
 def _charge(units: int, what: str, data: bytes, limits: Limits, in_decode: bool) -> None:
@@ -247,7 +254,7 @@ def big_map_candidates(data: bytes, entries: int) -> list[int]:
 
 def _checked_in_c(data: bytes, candidates: list[int], limits: Limits) -> Any:
     """(units, typed) for the real maps among ``candidates``: the work their colliding keys
-    cost, and whether any key holds a typed value; ``_UNKNOWN`` when the C-speed skip
+    cost, and whether any key holds a typed value; ``_UNKNOWN`` when the descent
     cannot tell. Raises when a map holds too many keys of one hash."""
     if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT and not _stack.shallow(data):
         return _stack.on_big_stack(_check_candidates, data, candidates, limits)
@@ -257,18 +264,23 @@ def _checked_in_c(data: bytes, candidates: list[int], limits: Limits) -> Any:
 def _check_candidates(data: bytes, candidates: list[int], limits: Limits) -> Any:
     units, typed = 0, False
     try:
-        homes = _Level(data).homes(candidates)
+        maps = _maps_at(data, candidates)
     except _Unreadable:
         return _UNKNOWN
-    if homes is _UNKNOWN:
-        return _UNKNOWN
-    for buf, pos in homes:
-        found = _check_map_keys(buf, pos, limits)
+    for found_map in maps:
+        found = _check_map_keys(found_map, 0, limits)
         if found is _UNKNOWN:
             return _UNKNOWN
         units += found[0]
         typed = typed or found[1]
     return units, typed
+
+
+class _Unreadable(Exception):
+    """A buffer the C-speed skip cannot read to its end, or a descent past its allowance."""
+
+
+_TOO_DEEP = "too deep"
 
 
 def _skip_error(buf: bytes | bytearray | memoryview) -> str | None:
@@ -282,161 +294,122 @@ def _skip_error(buf: bytes | bytearray | memoryview) -> str | None:
     return None
 
 
-_TOO_DEEP = "too deep"
+#: The descent of :func:`_maps_at` reads at most this many bytes per byte of the row
+#: (each container or typed value on the way to a candidate is read whole, at C speed),
+#: plus :data:`_DESCENT_FLOOR`, and takes at most this many steps (a Python step and a
+#: raw read each, ~2 us) per candidate, plus :data:`_DESCENT_STEPS_FLOOR`: the candidates
+#: of honest rows share most of their way (the bench payloads take 6-13 steps for 5-14
+#: candidates); rows that need more take the whole-row path, whose cost is metered.
+_DESCENT_BYTES_PER_BYTE = 32
+_DESCENT_FLOOR = 1 << 16
+#: ... where each item read counts as this many bytes (a raw item costs ~80 ns to read and
+#: place, a byte ~0.3 ns to skip): at most ~20 ns a stored byte in all.
+_DESCENT_BYTES_PER_ITEM = 128
+_DESCENT_STEPS_PER_CANDIDATE = 2
+_DESCENT_STEPS_FLOOR = 16
+_ARRAY_HEAD_SIZE = {0xDC: 3, 0xDD: 5} | {head: 1 for head in range(0x90, 0xA0)}
+_MAP_HEAD_SIZE = {0xDE: 3, 0xDF: 5} | {head: 1 for head in range(0x80, 0x90)}
+_HOLDERS = frozenset(_ARRAY_HEAD_SIZE) | frozenset(_MAP_HEAD_SIZE) | frozenset(_EXT_HEAD_SIZE)  # values holding values
 
 
-#: Header bytes followed by a length or count: a byte up to four places after one may be
-#: part of that length, which a 0xc1 written there would change.
-_LENGTH_HEADERS = bytes([0xC4, 0xC5, 0xC6, 0xC7, 0xC8, 0xC9, 0xD9, 0xDA, 0xDB, 0xDC, 0xDD, 0xDE, 0xDF])
+def _maps_at(data: bytes, candidates: list[int]) -> list[memoryview]:
+    """The maps the decoder builds that start at one of ``candidates`` (sorted offsets of
+    map16/map32 header bytes in ``data``), each as the buffer of exactly that map.
 
-
-class _Unreadable(Exception):
-    """A buffer the C-speed skip cannot read to its end."""
-
-
-class _Level:
-    """One buffer the decoder reads as one msgpack value (the row, or an ext payload),
-    searched for the places where given bytes start a value.
-
-    msgspec skips a copy of the buffer (at C speed, building nothing) in which those
-    bytes are 0xc1, never valid msgpack: it stops at the first one that starts a value,
-    having read every byte before it as the engine would (and stopping where the engine
-    would stop, on bad bytes). That byte is put back and the skip runs again, until it
-    stops at none (a buffer nested too deep for it is left to the whole-row path). A 0xc1 inside a string, bin, number or ext payload is skipped with
-    it; only one inside a length or count would change what follows, so a byte up to
-    four places after a header that carries one is tested on its own.
+    A descent from the row's value to each candidate, reading only what lies on the way:
+    a container's items as raw values (msgspec, C speed, nothing built) and their
+    offsets from their lengths, then the item holding the candidate; an ext of a code
+    the decoder reads as msgpack, its payload's value. A candidate where an item starts
+    is a real map; one inside a string, a number, binary data or another ext's payload
+    is none. Bytes after a buffer's value are not read by the decoder (it refuses them
+    after building the value), so a candidate there is none either. Raises
+    :class:`_Unreadable` for a buffer the engine would refuse before its end (the
+    whole-row path decides then) or past the descent's allowance.
     """
-
-    __slots__ = ("buf", "_marked", "_known")
-
-    def __init__(self, buf: bytes) -> None:
-        self.buf = buf
-        self._marked: bytearray | None = None
-        self._known: dict[int, bool] = {0: True}  # the buffer's value starts at 0
-
-    def starts(self, places: list[int]) -> set[int]:
-        """Which of ``places`` start a value in this buffer."""
-        buf, known = self.buf, self._known
-        todo = [at for at in places if at not in known]
-        if todo:
-            if self._marked is None:
-                self._marked = bytearray(buf)
-            alone = [
-                at
-                for at in todo
-                if buf[max(0, at - 4) : at].translate(None, _LENGTH_HEADERS) != buf[max(0, at - 4) : at]
-            ]
-            together = [at for at in todo if at not in alone]
-            for group in [together, *([at] for at in alone)]:
-                if group:
-                    self._run(group)
-        return {at for at in places if known[at]}
-
-    def _run(self, group: list[int]) -> None:
-        buf, marked, known = self.buf, self._marked, self._known
-        assert marked is not None
-        for at in group:
-            marked[at] = _MARK
-            known[at] = False
-        try:
-            while True:
-                complaint = _skip_error(marked)
-                if complaint == _TOO_DEEP:
-                    raise _Unreadable  # the engine's own depth rule decides: the whole-row path
-                hit = _MARK_HIT.fullmatch(complaint) if complaint else None
-                at = int(hit.group(1)) if hit else -1
-                if at not in group or known[at]:
-                    # Read to the end, or to bytes the engine stops at too (a length a 0xc1
-                    # of a single test changed, or the buffer's own bad bytes): no other
-                    # byte of the group starts a value the engine builds.
-                    return
-                known[at] = True
-                marked[at] = buf[at]
-        finally:
-            for at in group:
-                marked[at] = buf[at]
-
-    def homes(self, candidates: list[int]) -> Any:
-        """``(buffer, offset)`` for each of ``candidates`` where the decoder starts a value
-        (in this buffer or in the payload of an ext holding it); ``_UNKNOWN`` when too many
-        ext headers around one would need testing."""
-        buf = self.buf
-        starting = self.starts(candidates)
-        out: list[tuple[bytes, int]] = [(buf, at) for at in candidates if at in starting]
-        # The rest may lie in the payload of an ext at this level: its header precedes
-        # them and its declared length reaches past them. Real exts at one level never
-        # overlap, so the first (nearest) one found real is the only one.
-        inside: dict[tuple[int, int], list[int]] = {}
-        pending: dict[int, Iterator[tuple[int, int]]] = {}
-        whole = _ext_span(buf, 0)  # a buffer that is one ext: the ext holds every candidate
-        for pos in candidates:
-            if pos in starting:
+    found: list[memoryview] = []
+    allowance = _DESCENT_BYTES_PER_BYTE * len(data) + _DESCENT_FLOOR
+    steps = _DESCENT_STEPS_PER_CANDIDATE * len(candidates) + _DESCENT_STEPS_FLOOR
+    todo: list[tuple[memoryview, list[int], bool]] = [(memoryview(data), candidates, False)]
+    while todo:
+        value, places, exact = todo.pop()  # exact: value is one value (an item), not a buffer
+        steps -= 1
+        allowance -= len(value)
+        if steps < 0 or allowance < 0:
+            raise _Unreadable
+        if places[0] == 0:  # only where a buffer starts: items are looked at before they go here
+            found.append(_one_value(value))  # a map16/map32 header where a value starts
+            places = places[1:]
+            if not places:
                 continue
-            if whole is not None and whole[0] <= pos < whole[1]:
-                inside.setdefault((0, whole[1]), []).append(pos)
-                continue
-            pending[pos] = _covering_exts(buf, pos)
-        # Each round tests the next ext header that may hold each candidate, all in one skip.
-        for _ in range(_MAX_ROUNDS):
-            if not pending:
-                break
-            tried: dict[int, tuple[int, int]] = {}
-            for pos, headers in list(pending.items()):
-                found = next(headers, None)
-                if found is None:
-                    del pending[pos]  # held by no ext: inside a number, a string or a header
-                else:
-                    tried[pos] = found
-            real = self.starts(sorted({at for at, _ in tried.values()}))
-            for pos, (at, end) in tried.items():
-                if at in real:
-                    inside.setdefault((at, end), []).append(pos)
-                    del pending[pos]
+        head = value[0]
+        if head in _EXT_HEAD_SIZE:
+            size = _EXT_HEAD_SIZE[head]
+            end = size + (_FIXEXT[head] if head in _FIXEXT else int.from_bytes(value[1 : size - 1], "big"))
+            if end > len(value):
+                raise _Unreadable  # an ext cut short: the engine refuses the buffer
+            if int.from_bytes(value[size - 1 : size], "big", signed=True) in _KNOWN_EXT_CODES:
+                inside = [at - size for at in places if size <= at < end]
+                if inside:
+                    todo.append((value[size:end], inside, False))
+            continue  # else a payload the decoder does not read as msgpack
+        if head in _ARRAY_HEAD_SIZE:
+            first = _ARRAY_HEAD_SIZE[head]
+            count = int.from_bytes(value[1:first], "big") if first > 1 else head & 0x0F
+        elif head in _MAP_HEAD_SIZE:
+            first = _MAP_HEAD_SIZE[head]
+            count = 2 * (int.from_bytes(value[1:first], "big") if first > 1 else head & 0x0F)
         else:
-            if pending:
-                return _UNKNOWN
-        for (at, end), places in inside.items():
-            head = _EXT_HEAD_SIZE[buf[at]]
-            code = int.from_bytes(buf[at + head - 1 : at + head], "big", signed=True)
-            if code not in _KNOWN_EXT_CODES:
-                continue  # a payload the decoder does not read as msgpack
-            found = _Level(buf[at + head : end]).homes([pos - at - head for pos in places])
-            if found is _UNKNOWN:
-                return _UNKNOWN
-            out.extend(found)
-        return out
+            continue  # a string, a number, binary data: it holds no value
+        allowance -= _DESCENT_BYTES_PER_ITEM * count  # before reading them
+        if allowance < 0 or count > len(value):  # (more items than bytes: cut short)
+            raise _Unreadable
+        if head in _ARRAY_HEAD_SIZE:
+            items = _items(value, exact)
+        else:
+            items = _items(b"\xdd" + count.to_bytes(4, "big") + value[first:], exact)
+        starts = list(itertools.accumulate(map(len, items), initial=first))
+        held: dict[int, list[int]] = {}
+        for at in places:
+            index = bisect.bisect_right(starts, at) - 1
+            if 0 <= index < len(items):  # else inside the header's count, or after the value
+                held.setdefault(index, []).append(at - starts[index])
+        for index, inner in held.items():
+            item = memoryview(items[index])
+            if inner[0] == 0:
+                found.append(item)  # an item that starts with a map16/map32 header: a map
+                del inner[0]
+            if inner and item[0] in _HOLDERS:
+                todo.append((item, inner, True))
+    return found
 
 
-def _ext_span(buf: bytes, at: int) -> tuple[int, int] | None:
-    """(payload start, payload end) of an ext header at ``buf[at]`` that fits, else None."""
-    head = _EXT_HEAD_SIZE.get(buf[at]) if at < len(buf) else None
-    if head is None:
-        return None
-    length = _FIXEXT[buf[at]] if buf[at] in _FIXEXT else int.from_bytes(buf[at + 1 : at + head - 1], "big")
-    return (at + head, at + head + length) if at + head + length <= len(buf) else None
+def _one_value(buf: memoryview) -> memoryview:
+    """The value the decoder reads from the start of ``buf`` (the row, or an ext's payload)."""
+    complaint = _skip_error(buf)
+    if complaint is None:
+        return buf
+    trailing = _TRAILING.fullmatch(complaint)
+    if trailing is None:
+        raise _Unreadable  # truncated, malformed, or too deep for the skip: the whole-row path
+    return buf[: int(trailing.group(1))]
 
 
-def _covering_exts(buf: bytes, pos: int) -> Iterator[tuple[int, int]]:
-    """Ext header bytes before ``pos`` whose declared payload holds ``pos``, with their
-    payload's end (ext8 first, the usual header of a small typed value; nearest first)."""
-    size = len(buf)
-    seen = 0
-    for head, reach in _EXT_REACH.items():
-        low = 0 if reach < 0 else max(0, pos - reach)
-        size_head = _EXT_HEAD_SIZE[head]
-        at = buf.rfind(head, low, pos)
-        while at >= 0:
-            seen += 1
-            if seen > _MAX_EXT_BYTES_SEEN:
-                raise _Unreadable  # stray ext header bytes in bulk: the whole-row path
-            length = _FIXEXT[head] if head in _FIXEXT else int.from_bytes(buf[at + 1 : at + size_head - 1], "big")
-            payload = at + size_head
-            if payload <= pos < payload + length <= size:
-                yield at, payload + length
-            at = buf.rfind(head, low, at)
+def _items(container: bytes | memoryview, exact: bool) -> list[msgspec.Raw]:
+    """The items of the container at the start of ``container``, as raw values; unless
+    ``exact`` (an item already read whole), bytes after it are cut off as the decoder
+    leaves them unread."""
+    try:
+        return _RAW_ITEMS.decode(container)
+    except msgspec.DecodeError as exc:
+        trailing = None if exact else _TRAILING.fullmatch(str(exc))
+        if trailing is None:
+            raise _Unreadable from None  # truncated or malformed: the whole-row path
+        return _RAW_ITEMS.decode(memoryview(container)[: int(trailing.group(1))])
+    except RecursionError:
+        raise _Unreadable from None
 
 
-def _check_map_keys(buf: bytes, pos: int, limits: Limits) -> Any:
+def _check_map_keys(buf: bytes | memoryview, pos: int, limits: Limits) -> Any:
     """(units, typed) for the map whose header is at ``buf[pos]``: what comparing its keys
     that share a hash costs, and whether a key holds a typed value. ``_UNKNOWN`` for a
     map that does not parse (a count beyond the row: the walk reports it). Raises when

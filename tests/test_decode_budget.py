@@ -987,25 +987,129 @@ def test_stray_map_headers_in_numbers_and_lengths_are_dismissed_without_reading_
     assert SERDE.loads(attack.pack(honest)) == honest
 
 
-def test_stray_ext_header_bytes_in_bulk_send_the_row_to_the_whole_row_path():
+def _nested(depth: int, inner: bytes, pad: bytes = b"") -> bytes:
+    """``inner`` at the bottom of ``depth`` arrays ``[pad, [pad, [... inner]]]``."""
+    for _ in range(depth):
+        inner = b"\x92" + attack.pack(pad) + inner
+    return inner
+
+
+@pytest.mark.parametrize(
+    ("depth", "bottom", "exact"),
+    [
+        (10, b"", True),  # 11 steps, within 2 a candidate and 16
+        (17, b"\x00" * 100_000, True),  # 17 containers of ~100 KB, within 32 bytes per stored byte
+        (40, b"\x00" * 100_000, False),  # 40 x 100 KB: past 32 bytes per stored byte and 64 KiB
+        (30, b"", False),  # 31 steps: past 2 steps a candidate and 16
+    ],
+)
+def test_the_descent_to_a_candidate_is_bounded_and_then_the_row_is_checked_whole(depth, bottom, exact, monkeypatch):
+    from serde_kit import _prescan
+
+    flood = attack.small_flood_map(300)
+    data = _nested(depth, b"\x92" + attack.pack(bottom) + flood)
+    candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
+    assert candidates == [len(data) - len(flood)]
+    if exact:
+        assert [bytes(found) for found in _prescan._maps_at(data, candidates)] == [flood]
+        with pytest.raises(LimitExceededError, match="max_hash_collisions"):
+            _prescan._checked_in_c(data, candidates, Limits())
+    else:
+        with pytest.raises(_prescan._Unreadable):
+            _prescan._maps_at(data, candidates)
+        assert _prescan._checked_in_c(data, candidates, Limits()) is _prescan._UNKNOWN
+    descents: list[int] = []
+    real = _prescan._maps_at
+    with monkeypatch.context() as patched:
+        patched.setattr(_prescan, "_maps_at", lambda *args: descents.append(1) or real(*args))
+        refused(data, "max_hash_collisions", serde=Serializer())  # by the exact check, or by the whole-row path
+    # Once per row: the whole-row path asks for a meter and the call that follows walks at once.
+    assert len(descents) == 1
+    honest = {(i, i * 7): i for i in range(300)}
+    value = SERDE.loads(_nested(depth, b"\x92" + attack.pack(bottom) + attack.pack(honest)))
+    for _ in range(depth):
+        value = value[1]
+    assert value == [bottom, honest]
+
+
+@pytest.mark.parametrize(("items", "exact"), [(200, True), (30_000, False)])
+def test_the_descent_counts_the_items_it_reads_before_it_reads_them(items, exact, monkeypatch):
+    from serde_kit import _prescan
+
+    # A candidate at the end of three arrays of ``items`` one-byte items each: reading an
+    # item (a raw value and its place) costs as much as skipping ~128-256 bytes.
+    flood = attack.small_flood_map(300)
+    data = flood
+    for _ in range(3):
+        data = b"\xdd" + (items + 1).to_bytes(4, "big") + b"\x00" * items + data
+    candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
+    assert candidates == [len(data) - len(flood)]
+    read: list[int] = []
+    real = _prescan._items
+    monkeypatch.setattr(_prescan, "_items", lambda *args: read.append(1) or real(*args))
+    if exact:
+        assert [bytes(found) for found in _prescan._maps_at(data, candidates)] == [flood]
+        assert len(read) == 3
+    else:
+        with pytest.raises(_prescan._Unreadable):
+            _prescan._maps_at(data, candidates)
+        assert read == []  # refused from the first header's count, before reading one item
+    monkeypatch.undo()
+    refused(data, "max_hash_collisions")
+
+
+def test_the_descent_reads_no_bytes_after_a_value_and_stops_at_bad_ones():
+    from serde_kit import _prescan
+
+    flood = attack.small_flood_map(300)
+    # After the row's value: never built (the decoder refuses trailing bytes after the value).
+    trailing = attack.pack([1, 2]) + flood
+    candidates = _prescan.big_map_candidates(trailing, _prescan.CHECKED_ENTRIES)
+    assert candidates and _prescan._maps_at(trailing, candidates) == []
+    # After an ext's payload value, inside the ext: the same.
+    payload = _envelope("builtins", "tuple") + attack.pack([1]) + flood
+    in_ext = b"\x91\xc8" + len(payload).to_bytes(2, "big") + b"\x00" + payload
+    candidates = _prescan.big_map_candidates(in_ext, _prescan.CHECKED_ENTRIES)
+    assert candidates and _prescan._maps_at(in_ext, candidates) == []
+    # A row cut short in the middle of the flood, or an ext declaring more than it holds:
+    # the engine builds part of it before it fails, so the whole-row path decides.
+    cut_short = b"\x91\x92\x01" + flood[:-40]
+    over_declared_ext = b"\x92\xc8\xff\xff\x00" + flood
+    for bad in (cut_short, over_declared_ext):
+        candidates = _prescan.big_map_candidates(bad, _prescan.CHECKED_ENTRIES)
+        assert candidates
+        with pytest.raises(_prescan._Unreadable):
+            _prescan._maps_at(bad, candidates)
+        with pytest.raises(DecodeError):
+            SERDE.loads(bad)
+
+
+def test_stray_ext_header_bytes_do_not_hide_a_flood_from_the_candidate_check(monkeypatch):
     from serde_kit import _prescan
 
     # A flood in a typed tuple (an ext16) whose payload first holds 200 ext8 header bytes
-    # (in a bin): looking through them for the ext holding the flood's header would cost a
-    # Python step (or a skip) each, so the candidate test gives up after
-    # _MAX_EXT_BYTES_SEEN bytes or _MAX_ROUNDS rounds and the row is checked whole.
+    # (in a bin). The candidate check descends from the row's value to the flood's header
+    # through the items on the way (C-speed raw reads), so stray header bytes cost nothing
+    # and the flood is refused there, without the whole-row path.
     def ext16_tuple(items: bytes) -> bytes:
         payload = _envelope("builtins", "tuple") + items
         return b"\xc8" + len(payload).to_bytes(2, "big") + b"\x00" + payload
 
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the whole row was read")
+
     data = b"\x91" + ext16_tuple(b"\x92" + attack.pack(b"\xc7" * 200) + attack.small_flood_map(300))
     candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
     assert candidates and len(candidates) <= _prescan._candidate_cap(len(data))
-    assert _prescan._checked_in_c(data, candidates, Limits()) is _prescan._UNKNOWN
+    with monkeypatch.context() as patched:
+        patched.setattr(_prescan, "scan", forbidden)
+        patched.setattr(_prescan, "_plain_keys", forbidden)
+        with pytest.raises(LimitExceededError, match="max_hash_collisions"):
+            _prescan._checked_in_c(data, candidates, Limits())
+        honest = {(i, i * 7): i for i in range(300)}
+        row = b"\x91" + ext16_tuple(b"\x92" + attack.pack(b"\xc7" * 200) + attack.pack(honest))
+        assert SERDE.loads(row) == [(b"\xc7" * 200, honest)]
     refused(data, "max_hash_collisions")
-    honest = {(i, i * 7): i for i in range(300)}
-    row = b"\x91" + ext16_tuple(b"\x92" + attack.pack(b"\xc7" * 200) + attack.pack(honest))
-    assert SERDE.loads(row) == [(b"\xc7" * 200, honest)]
 
 
 # --- issue 19, round 3: float map keys sharing one hash ------------------------------
