@@ -286,7 +286,8 @@ def _limited_kind(limits: Any, code: int, module: str, name: str, verdict: Any) 
 
 def _path_kind(verdict: Any) -> tuple[int, Any, Any]:
     """KIND_PATH for serde_kit.ext.stdlib's path rebuilder of a pathlib class: the C kind
-    calls the class itself with the stored parts, as that rebuilder does."""
+    calls the class itself with the stored parts, as that rebuilder does, or on 3.11 the
+    class's own ``_from_parsed_parts`` with parts it parsed (:func:`_parsed_parts_constructor`)."""
     assert _reader is not None
     cls = _closure(verdict).get("cls")
     if getattr(verdict, "__qualname__", "") == "_rebuild_path.<locals>.rebuild" and cls in stdlib.PATH_TYPES:
