@@ -1125,6 +1125,29 @@ def test_202_distinct_doubles_share_one_hash_and_no_more_do():
     assert max(len(attack.msgpack_ints_with_hash(h)) for h in (1, 2, -2, hash(floats[0]), 1 << 60)) <= 13
 
 
+@pytest.mark.parametrize("whole_row", [False, True])
+def test_int_keys_join_the_float_keys_sharing_their_hash(whole_row):
+    from serde_kit import _prescan
+
+    # 64 doubles of one hash (max_hash_collisions) and 4 ints of that hash: 68 keys that
+    # share a hash, by the exact check of a map and by the walk over the whole row alike.
+    floats = attack.colliding_floats(64)
+    ints = attack.msgpack_ints_with_hash(hash(floats[0]))[:4]
+    assert len(ints) == 4 and {hash(i) for i in ints} == {hash(floats[0])}
+    entries = attack.float_key_entries(floats) + b"".join(attack.pack(i) + b"\x00" for i in ints)
+    data = b"\xde" + (len(floats) + len(ints)).to_bytes(2, "big") + entries
+    if whole_row:
+        # Stray map16 bytes in bulk (in binary data before them) send the row past the
+        # candidate cap; 20 such maps are past what the estimate clears: the walk reads it.
+        data = b"\x92" + attack.pack(b"\xde\x00\x20" * 200) + b"\xdc\x00\x14" + data * 20
+        assert len(_prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)) > _prescan._candidate_cap(len(data))
+        assert _prescan._may_flood(data, _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)[0], Limits())
+    refused(data, "max_hash_collisions")
+    honest = {**{float(i) + 0.5: 0 for i in range(64)}, **{i: 0 for i in range(4)}}
+    row = attack.pack([b"\xde\x00\x20" * 200, honest]) if whole_row else attack.pack(honest)
+    assert (SERDE.loads(row)[1] if whole_row else SERDE.loads(row)) == honest
+
+
 def _float_maps(maps: int, count: int = 64, header: int = 0xDE) -> bytes:
     return attack.many_float_flood_maps(maps, count, header)
 
