@@ -353,3 +353,13 @@ def test_no_reference_is_leaked_by_parsed_paths_and_text_hashes():
         gc.collect()
         counts.append([sys.getrefcount(o) for o in watched])
     assert counts[1] == counts[2]
+
+
+def test_an_uninitialised_reader_registers_nothing():
+    """register() reads the keyed-hash types the reader was made with: before __init__ it
+    refuses, rather than take every type as unkeyed."""
+    module = _reader()
+    reader = module.Reader.__new__(module.Reader)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        reader.register(0, b"\x93\xa1m\xa1n", 3, None, "m", "n", module.KIND_DECIMAL, len, decimal.Decimal, 64)
+    assert reader.entries == 0
