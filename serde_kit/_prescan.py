@@ -37,7 +37,6 @@ import collections
 import itertools
 import re
 import struct
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -256,7 +255,7 @@ def _checked_in_c(data: bytes, candidates: list[int], limits: Limits) -> Any:
     """(units, typed) for the real maps among ``candidates``: the work their colliding keys
     cost, and whether any key holds a typed value; ``_UNKNOWN`` when the descent
     cannot tell. Raises when a map holds too many keys of one hash."""
-    if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT and not _stack.shallow(data):
+    if _stack.recursion_limit() > _stack.SAFE_RECURSION_LIMIT and not _stack.shallow(data):
         return _stack.on_big_stack(_check_candidates, data, candidates, limits)
     return _check_candidates(data, candidates, limits)
 
