@@ -67,6 +67,10 @@ CASES: dict[str, tuple[str, str]] = {
     "i19_r3_float_keys_202_after_padding": ("msgpack", "A.after_padding(A.float_flood_map())"),
     "i19_r3_float_key_maps_1000x64": ("msgpack", "A.many_float_flood_maps(1000, 64)"),
     "i19_r3_float_key_map32s_1000x64": ("msgpack", "A.many_float_flood_maps(1000, 64, 0xDF)"),
+    # issue 19 round 4: real maps the candidate check reaches only through many containers
+    "i19_r4_real_maps_128_at_depth_15": ("msgpack", "A.real_maps_at_depth(15)"),
+    "i19_r4_real_maps_128_at_depth_30": ("msgpack", "A.real_maps_at_depth(30)"),
+    "i19_r4_real_maps_128_in_arrays_of_2000": ("msgpack", "A.real_maps_in_long_arrays(128, 2000)"),
     "i19_r3_float_key_maps_in_ext": ("msgpack", "A.in_tuple_ext(A.many_float_flood_maps(1000, 64))"),
     "i19_r3_float_key_maps_300x202": ("msgpack", "A.many_float_flood_maps(300, 202)"),
     "i19_r3_float_fixmaps_15_x5000": ("msgpack", "A.many_float_flood_maps(5000, 15, 0x80)"),

@@ -37,7 +37,6 @@ import collections
 import itertools
 import re
 import struct
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -256,7 +255,7 @@ def _checked_in_c(data: bytes, candidates: list[int], limits: Limits) -> Any:
     """(units, typed) for the real maps among ``candidates``: the work their colliding keys
     cost, and whether any key holds a typed value; ``_UNKNOWN`` when the descent
     cannot tell. Raises when a map holds too many keys of one hash."""
-    if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT and not _stack.shallow(data):
+    if _stack.recursion_limit() > _stack.SAFE_RECURSION_LIMIT and not _stack.shallow(data):
         return _stack.on_big_stack(_check_candidates, data, candidates, limits)
     return _check_candidates(data, candidates, limits)
 
@@ -797,6 +796,21 @@ def scan(data: bytes, limits: Limits) -> int:
                 spans.append(_FLOAT32.unpack_from(data, pos + 1)[0])
                 pos += 5
             continue
+        if is_key and frame[6] and (first <= 0x7F or first >= 0xE0 or 0xCC <= first <= 0xD3):
+            # An int key where float keys are checked: equal numbers hash alike (2 and 2.0),
+            # so up to 13 ints join each group of floats sharing a hash.
+            size = 1 if first <= 0x7F or first >= 0xE0 else _FIXED_SIZES[first]
+            if pos + size > end:
+                raise MalformedDataError("stored value is truncated")
+            spans = frame[2]
+            if spans is None:
+                spans = frame[2] = []
+            if size == 1:
+                spans.append(first if first <= 0x7F else first - 0x100)
+            else:
+                spans.append(int.from_bytes(data[pos + 1 : pos + size], "big", signed=first >= 0xD0))
+            pos += size
+            continue
         if first <= 0x7F or first >= 0xE0:
             pos += 1
             continue
@@ -869,11 +883,11 @@ _FLOAT32 = struct.Struct(">f")
 
 
 def _check_key_collisions(view: memoryview, spans: list[Any], limits: Limits) -> int:
-    """Work units of comparing one map's array keys (given as byte spans) and float keys
-    (given as their values) that share a hash; raises when more than
+    """Work units of comparing one map's array keys (given as byte spans), float and int
+    keys (given as their values) that share a hash; raises when more than
     ``max_hash_collisions`` of them do."""
     try:
-        keys = [span if type(span) is float else _as_key(_KEY_DECODER.decode(view[span[0] : span[1]])) for span in spans]
+        keys = [span if type(span) is not list else _as_key(_KEY_DECODER.decode(view[span[0] : span[1]])) for span in spans]
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         raise MalformedDataError(f"a map key is not valid msgpack: {exc}") from None
     units: int = _collision_units(keys, limits, False)[0]

@@ -99,7 +99,8 @@ enum {
     KIND_SET = 11,     /* cls(items) (set, frozenset) for a list of at most limit items, none a list */
     KIND_ZONE = 12,    /* cls(key) (ZoneInfo) for an exact str of at most limit characters */
     KIND_DEQUE = 13,   /* cls(items) for a list (ext 0), cls(items, maxlen) for [list, None or int] (ext 1) */
-    KIND_PATH = 14,    /* cls(*parts) for a list of str: a pathlib class's own constructor */
+    KIND_PATH = 14,    /* cls(*parts) for a list of str: a pathlib class's own constructor; param True for a
+                        * POSIX class, False, or (3.11) a POSIX class's _from_parsed_parts (posix_parsed_path) */
     KIND_LAST = 14
 };
 /* KIND_ISO, DECIMAL, SET and ZONE carry one limit (Entry.limit): what the Python rebuilder
@@ -139,6 +140,9 @@ typedef struct {
     Py_ssize_t limit; /* KIND_ISO, DECIMAL, SET, ZONE: see the kinds */
     PyObject *names;  /* KIND_MESSAGE: frozenset of its field names (each message's fields set is a copy) */
     PyObject *checks; /* KIND_MESSAGE: bytes, the check of each field (param[1] as one byte each) */
+    int text_hash;    /* KIND_DECIMAL: the hash of what it builds is computed from the text (decimal_text_hash) */
+    PyObject *built;  /* borrowed: the type its C kind builds (cls, tuple for KIND_TUPLE), or NULL */
+    int built_keyed;  /* whether `built` is in the reader's keyed types (asked once, at registration) */
 } Entry;
 
 /* A dtype spec plain_array met before, with what it checked of that dtype (immutable):
@@ -495,6 +499,12 @@ static int hex_digit(unsigned char ch) {
     return -1;
 }
 
+static signed char hex_values[256]; /* hex_digit of each byte (init_hex_values) */
+
+static void init_hex_values(void) {
+    for (int ch = 0; ch < 256; ch++) hex_values[ch] = (signed char)hex_digit((unsigned char)ch);
+}
+
 /* --- curated langchain-core messages -------------------------------------------
  *
  * The same shape test as serde_kit.ext.langchain.fast_builder, or a stricter one: what
@@ -767,9 +777,122 @@ static PyObject *posix_path_text(PyObject *parts) {
 }
 #endif
 
-/* The value a C kind builds from its one argument; NULL without an exception = not this shape. */
-/* Not inlined: its locals stay off the frames of the recursive decode. */
-static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+#define PARSED_PATHS 1
+/* cls._from_parsed_parts(drv, root, parts): the path 3.11's cls(*parts) makes, without its
+ * Python parser.  3.11's pathlib keeps a path as the parsed parts alone (drv, root and the
+ * list of parts; str, hash and the other slots are computed from them when first asked
+ * for), and for the stored parts of a POSIX path that its parser reads one by one (each
+ * non-empty and not ".", none after the first holding a "/", the first a root "/" or "//"
+ * or a name without "/") it makes: drv "", root the first part when it is a root (else ""),
+ * and the parts themselves, interned as sys.intern interns them.  serde_kit.native hands
+ * this method only for PosixPath and PurePosixPath whose constructor, parser and method
+ * are pathlib's own.  NULL without an exception for other parts (cls(*parts) reads them). */
+static PyObject *posix_parsed_path(PyObject *from_parsed, PyObject *stored) {
+    static PyObject *empty = NULL, *root1 = NULL, *root2 = NULL;
+    if (empty == NULL && (empty = PyUnicode_InternFromString("")) == NULL) return NULL;
+    if (root1 == NULL && (root1 = PyUnicode_InternFromString("/")) == NULL) return NULL;
+    if (root2 == NULL && (root2 = PyUnicode_InternFromString("//")) == NULL) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(stored);
+    PyObject *root = empty;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *part = PyList_GET_ITEM(stored, i); /* an exact str (the caller checked) */
+        Py_ssize_t len = PyUnicode_GET_LENGTH(part);
+        if (len == 0 || (len == 1 && PyUnicode_READ_CHAR(part, 0) == '.')) return NULL;
+        Py_ssize_t slash = PyUnicode_FindChar(part, '/', 0, len, 1);
+        if (slash == -2) return NULL;
+        if (slash == -1) continue;
+        if (i > 0) return NULL;
+        if (len == 1) root = root1;
+        else if (len == 2 && PyUnicode_READ_CHAR(part, 0) == '/' && PyUnicode_READ_CHAR(part, 1) == '/') root = root2;
+        else return NULL; /* "/a", "///", "a/b": the parser splits them */
+    }
+    PyObject *parts = PyList_New(n);
+    if (parts == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *part = i == 0 && root != empty ? root : PyList_GET_ITEM(stored, i);
+        Py_INCREF(part);
+        PyUnicode_InternInPlace(&part);
+        PyList_SET_ITEM(parts, i, part);
+    }
+    PyObject *args[3] = {empty, root, parts};
+    PyObject *value = PyObject_Vectorcall(from_parsed, args, 3, NULL);
+    Py_DECREF(parts);
+    return value;
+}
+#else
+#define PARSED_PATHS 0
+#endif
+
+/* --- numeric hashes computed from stored text ---------------------------------
+ *
+ * The hash of a Decimal is Python's numeric hash of its value (the language reference,
+ * "Hashing of numeric types"): for m / 10**k, m * inverse(10)**k modulo the prime
+ * 2**61 - 1, negated for a negative value, -1 becoming -2.  The reader needs the hash of
+ * each Decimal it builds to count the row's typed values by hash (may_collide), and
+ * Decimal's own __hash__ computes it with arbitrary-precision powers (~5 K instructions);
+ * for the texts KIND_DECIMAL builds ([+-]digits[.digits], at most 64 characters) it is a
+ * few multiplications here.  Only where the C compiler has 128-bit products and Python's
+ * hash modulus is that prime; elsewhere (and when the check at registration finds the
+ * classes' hash differs) the value's own hash is taken. */
+#if defined(__SIZEOF_INT128__) && _PyHASH_BITS == 61
+#define TEXT_HASH 1
+#define HASH_PRIME (((uint64_t)1 << 61) - 1)
+#define MAX_DECIMAL_TEXT 64 /* KIND_DECIMAL's own bound on the text */
+static uint64_t inverse_ten_powers[MAX_DECIMAL_TEXT + 1]; /* 10**-k modulo the prime */
+
+static inline uint64_t mul_mod_prime(uint64_t a, uint64_t b) { /* a, b below the prime */
+    unsigned __int128 x = (unsigned __int128)a * b;
+    uint64_t r = ((uint64_t)x & HASH_PRIME) + (uint64_t)(x >> 61); /* 2**61 = 1 modulo the prime */
+    r = (r & HASH_PRIME) + (r >> 61);
+    return r >= HASH_PRIME ? r - HASH_PRIME : r;
+}
+
+static void init_text_hash(void) {
+    const uint64_t inverse_ten = 2075258708292324556ULL; /* pow(10, prime - 2, prime) */
+    inverse_ten_powers[0] = 1;
+    for (int k = 1; k <= MAX_DECIMAL_TEXT; k++) {
+        inverse_ten_powers[k] = mul_mod_prime(inverse_ten_powers[k - 1], inverse_ten);
+    }
+}
+#else
+#define TEXT_HASH 0
+static void init_text_hash(void) {}
+#endif
+
+/* hash(Decimal(text)) for an ASCII text of the form [+-]digits[.digits] (at least one
+ * digit, at most 64 characters, as KIND_DECIMAL checks first); -1 when not computed here. */
+static Py_hash_t decimal_text_hash(const char *text, Py_ssize_t n) {
+#if TEXT_HASH
+    if (n > MAX_DECIMAL_TEXT) return -1;
+    Py_ssize_t i = (text[0] == '-' || text[0] == '+') ? 1 : 0, fraction = -1;
+    uint64_t m = 0; /* the digits as one integer, modulo the prime */
+    for (; i < n; i++) {
+        if (text[i] == '.') {
+            if (fraction >= 0) return -1;
+            fraction = 0;
+            continue;
+        }
+        if (text[i] < '0' || text[i] > '9') return -1;
+        m = mul_mod_prime(m, 10) + (uint64_t)(text[i] - '0');
+        if (m >= HASH_PRIME) m -= HASH_PRIME;
+        if (fraction >= 0) fraction++;
+    }
+    uint64_t h = mul_mod_prime(m, inverse_ten_powers[fraction > 0 ? fraction : 0]);
+    Py_hash_t hash = text[0] == '-' ? -(Py_hash_t)h : (Py_hash_t)h;
+    return hash == -1 ? -2 : hash;
+#else
+    (void)text;
+    (void)n;
+    return -1;
+#endif
+}
+
+/* The value a C kind builds from its one argument; NULL without an exception = not this shape.
+ * *hash is set to the value's hash when it comes cheaply with the build (Decimal, UUID),
+ * and left alone otherwise.  Not inlined: its locals stay off the frames of the recursive
+ * decode. */
+static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg, Py_hash_t *hash) {
     switch (e->kind) {
     case KIND_TUPLE:
         if (!PyList_CheckExact(arg)) return NULL;
@@ -880,7 +1003,9 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
             else return NULL; /* an exponent, NaN, Infinity, spaces, underscores: Python reads it */
         }
         if (digits == 0) return NULL;
-        return PyObject_CallOneArg(e->cls, arg);
+        PyObject *value = PyObject_CallOneArg(e->cls, arg);
+        if (value != NULL && e->text_hash && Py_TYPE(value) == (PyTypeObject *)e->cls) *hash = decimal_text_hash(text, n);
+        return value;
     }
     case KIND_SET: {
         if (!PyList_CheckExact(arg) || PyList_GET_SIZE(arg) > e->limit) return NULL;
@@ -906,8 +1031,14 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
         for (Py_ssize_t i = 0; i < n; i++) {
             if (!PyUnicode_CheckExact(PyList_GET_ITEM(arg, i))) return NULL;
         }
+#if PARSED_PATHS
+        if (!PyBool_Check(e->param)) { /* cls._from_parsed_parts of a POSIX class (register) */
+            PyObject *value = posix_parsed_path(e->param, arg);
+            if (value != NULL || PyErr_Occurred()) return value;
+        }
+#endif
 #if PY_VERSION_HEX < 0x030C0000
-        if (e->param == Py_True && n > 1) {
+        if (e->param != Py_False && n > 1) { /* a POSIX class */
             PyObject *joined = posix_path_text(arg);
             if (joined != NULL) {
                 PyObject *value = PyObject_CallOneArg(e->cls, joined);
@@ -917,7 +1048,7 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
             if (PyErr_Occurred()) return NULL;
         }
 #endif
-        /* the list (held by the envelope) cannot change during the call: no code sees it */
+        /* the list (held by build_entry alone) cannot change during the call: no code sees it */
         return PyObject_Vectorcall(e->cls, PySequence_Fast_ITEMS(arg), (size_t)n, NULL);
     }
     case KIND_MESSAGE: {
@@ -929,11 +1060,10 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
         if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) != 32 || !PyUnicode_IS_ASCII(arg)) return NULL;
         const unsigned char *text = (const unsigned char *)PyUnicode_DATA(arg);
         unsigned char bytes[16];
-        for (int i = 0; i < 32; i++) {
-            int digit = hex_digit(text[i]);
-            if (digit < 0) return NULL; /* not 32 hex digits: uuid.UUID decides */
-            if (i % 2 == 0) bytes[i / 2] = (unsigned char)(digit << 4);
-            else bytes[i / 2] |= (unsigned char)digit;
+        for (int i = 0; i < 16; i++) {
+            int high = hex_values[text[2 * i]], low = hex_values[text[2 * i + 1]];
+            if ((high | low) < 0) return NULL; /* not 32 hex digits: uuid.UUID decides */
+            bytes[i] = (unsigned char)(high << 4 | low);
         }
         /* int(text, 16): the same number, read without a str-to-int conversion */
         PyObject *number = _PyLong_FromByteArray(bytes, 16, 0, 0);
@@ -944,19 +1074,65 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg) {
             Py_XDECREF(value);
             return NULL;
         }
+        Py_hash_t number_hash = PyObject_Hash(number); /* UUID.__hash__: hash(self.int); an int's never fails */
         Py_DECREF(number);
         if (set_attr(value, str_is_safe, e->param) < 0) {
             Py_DECREF(value);
             return NULL;
         }
+        *hash = number_hash;
         return value;
     }
     }
     return NULL;
 }
 
-/* Decode the envelope items after the head and build the value of entry e. */
-static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const unsigned char *pend, Py_ssize_t level) {
+/* The Python rebuilder of entry e on its envelope: KIND_CALL, or a shape (or failure) the C
+ * kind leaves to it. */
+static PyObject *call_rebuilder(State *st, Entry *e, PyObject *env) {
+    if (mark_meter(st) < 0) return NULL;
+    PyObject *value = PyObject_CallOneArg(e->fn, env);
+    if (value == NULL && retry_in_python(st->r)) {
+        /* What the pure path's hot path does next, with the same envelope (calling the
+         * hook instead would run the rebuilder, and charge its work, once more). */
+        PyObject *code_obj = PyLong_FromLong(e->code);
+        if (code_obj != NULL) {
+            value = PyObject_CallFunctionObjArgs(st->r->construct, code_obj, env, NULL);
+            Py_DECREF(code_obj);
+        }
+    }
+    return value;
+}
+
+/* Decode the envelope items after the head and build the value of entry e (*hash: see build_kind). */
+static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const unsigned char *pend, Py_ssize_t level,
+                             Py_hash_t *hash) {
+    PyObject *value = NULL;
+    if (e->kind != KIND_CALL && e->nitems == 3 && e->method == NULL) {
+        /* A C kind reads env[2] alone: the envelope list is made only when the rebuilder runs. */
+        PyObject *arg = decode_value(st, &q, pend, level + 1);
+        if (arg == NULL) return NULL;
+        if (q != pend) {
+            Py_DECREF(arg);
+            return NULL; /* trailing bytes in the payload: soft */
+        }
+        value = build_kind(e, arg, hash);
+        if (value != NULL || (PyErr_Occurred() && !retry_in_python(st->r))) {
+            Py_DECREF(arg);
+            return value;
+        }
+        PyObject *env = PyList_New(3);
+        if (env == NULL) {
+            Py_DECREF(arg);
+            return NULL;
+        }
+        PyList_SET_ITEM(env, 0, Py_NewRef(e->module));
+        PyList_SET_ITEM(env, 1, Py_NewRef(e->name));
+        PyList_SET_ITEM(env, 2, arg);
+        value = call_rebuilder(st, e, env);
+        Py_DECREF(env);
+        return value;
+    }
     PyObject *env = PyList_New(e->nitems);
     if (env == NULL) return NULL;
     PyList_SET_ITEM(env, 0, Py_NewRef(e->module));
@@ -981,31 +1157,14 @@ static PyObject *build_entry(State *st, Entry *e, const unsigned char *q, const 
             return NULL; /* another method: the hook decides (soft) */
         }
     }
-    PyObject *value = NULL;
     if (e->kind != KIND_CALL) {
-        value = build_kind(e, PyList_GET_ITEM(env, 2));
+        value = build_kind(e, PyList_GET_ITEM(env, 2), hash);
         if (value == NULL && PyErr_Occurred() && !retry_in_python(st->r)) {
             Py_DECREF(env);
             return NULL;
         }
     }
-    if (value == NULL) {
-        /* KIND_CALL, or a shape (or failure) the C kind leaves to its Python rebuilder */
-        if (mark_meter(st) < 0) {
-            Py_DECREF(env);
-            return NULL;
-        }
-        value = PyObject_CallOneArg(e->fn, env);
-        if (value == NULL && retry_in_python(st->r)) {
-            /* What the pure path's hot path does next, with the same envelope (calling the
-             * hook instead would run the rebuilder, and charge its work, once more). */
-            PyObject *code_obj = PyLong_FromLong(e->code);
-            if (code_obj != NULL) {
-                value = PyObject_CallFunctionObjArgs(st->r->construct, code_obj, env, NULL);
-                Py_DECREF(code_obj);
-            }
-        }
-    }
+    if (value == NULL) value = call_rebuilder(st, e, env);
     Py_DECREF(env);
     return value;
 }
@@ -1209,15 +1368,13 @@ static int c_hashable(PyObject *v, int depth) {
 
 /* Whether the pure path's count of the row's typed values (by hash, when its prescan asks
  * for it) could now refuse: more than max_typed of one hash.  A value whose hash runs no
- * Python code (c_hashable, or a UUID built here: the hash of its int) is counted in its hash
- * group; any other with all of those, as its __hash__ is not to run before the prescan. */
-static int may_collide(State *st, Entry *e, PyObject *value) {
-    PyObject *number = NULL;
+ * Python code (c_hashable, or known: the hash build_kind gave, e.g. of a UUID's int) is
+ * counted in its hash group; any other with all of those, as its __hash__ is not to run
+ * before the prescan. */
+static int may_collide(State *st, PyObject *value, Py_hash_t known) {
     Py_hash_t hash;
-    if (e->kind == KIND_UUID && (PyObject *)Py_TYPE(value) == e->cls) {
-        number = PyObject_GetAttr(value, str_int);
-        hash = number == NULL ? -1 : PyObject_Hash(number);
-        Py_XDECREF(number);
+    if (known != -1) {
+        hash = known;
     } else if (c_hashable(value, 0)) {
         hash = PyObject_Hash(value);
     } else {
@@ -1228,6 +1385,13 @@ static int may_collide(State *st, Entry *e, PyObject *value) {
         return 0;
     }
     return count_hash(st, hash);
+}
+
+/* Whether values of type t have a hash keyed per process (r->keyed, a frozenset set at init):
+ * for the type the entry's C kind builds, the answer taken when it was registered. */
+static inline int keyed_type(Reader *r, Entry *e, PyTypeObject *t) {
+    if ((PyObject *)t == e->built) return e->built_keyed;
+    return PySet_Contains(r->keyed, (PyObject *)t);
 }
 
 /* An ext of `code` whose payload is [p, p + n), found in content `level` levels deep. */
@@ -1268,20 +1432,21 @@ static PyObject *decode_ext(State *st, int code, const unsigned char *p, Py_ssiz
     if (e->nitems != nitems) return call_hook(st, code, p, n, level, NULL);
     if (st->lazy && ++st->containers > r->max_containers && ensure_prescan(st) < 0) return NULL; /* the envelope */
     if (enter_ext() < 0) return NULL;
-    PyObject *value = build_entry(st, e, q, pend, level);
+    Py_hash_t known = -1;
+    PyObject *value = build_entry(st, e, q, pend, level, &known);
     leave_ext();
     if (value == NULL && !PyErr_Occurred()) return call_hook(st, code, p, n, level, NULL);
     if (value != NULL && r->track != Py_None && Py_TYPE(value)->tp_hash != PyObject_HashNotImplemented) {
         /* as the pure path's tracked hook: every hashable typed value of a row that may flood */
-        int keyed = PySet_Contains(r->keyed, (PyObject *)Py_TYPE(value));
+        int keyed = keyed_type(r, e, Py_TYPE(value));
         PyObject *done = keyed ? NULL : PyObject_CallOneArg(r->track, value);
         if (keyed < 0 || (keyed == 0 && done == NULL)) Py_CLEAR(value);
         Py_XDECREF(done);
     } else if (value != NULL && st->lazy && !st->checked && Py_TYPE(value)->tp_hash != PyObject_HashNotImplemented) {
         /* The pure path counts these (when its prescan says so) and refuses more than
          * max_hash_collisions of one hash: once that many may share one, ask the prescan. */
-        int keyed = PySet_Contains(r->keyed, (PyObject *)Py_TYPE(value));
-        if (keyed < 0 || (keyed == 0 && may_collide(st, e, value) && ensure_prescan(st) < 0)) Py_CLEAR(value);
+        int keyed = keyed_type(r, e, Py_TYPE(value));
+        if (keyed < 0 || (keyed == 0 && may_collide(st, value, known) && ensure_prescan(st) < 0)) Py_CLEAR(value);
     }
     return value;
 }
@@ -1652,12 +1817,36 @@ static PyObject *Reader_set_numpy(Reader *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Whether decimal_text_hash gives the hash of what cls builds from a few texts (its numeric
+ * hash); 0 (computed no more) when not, or when cls fails on one. */
+static int text_hash_fits(PyObject *cls) {
+    static const char *samples[] = {
+        "0", "-0", "-1", "1.00", "12.5", "-0.001", "+7.", ".25", "2305843009213693958", "-2305843009213693951.0",
+        "9999999999999999999999999999999999999999999999999999999999999.99"};
+    for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+        Py_ssize_t n = (Py_ssize_t)strlen(samples[i]);
+        PyObject *value = PyObject_CallFunction(cls, "s#", samples[i], n);
+        Py_hash_t hash = value == NULL ? -1 : PyObject_Hash(value);
+        Py_XDECREF(value);
+        if (hash == -1) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (decimal_text_hash(samples[i], n) != hash) return 0;
+    }
+    return 1;
+}
+
 static PyObject *Reader_register(Reader *self, PyObject *args) {
     int code, kind;
     PyObject *head, *method, *module, *name, *fn, *cls, *param;
     Py_ssize_t nitems;
     if (!PyArg_ParseTuple(args, "iO!nOUUiOOO:register", &code, &PyBytes_Type, &head, &nitems, &method, &module, &name,
                           &kind, &fn, &cls, &param)) {
+        return NULL;
+    }
+    if (self->hooks == NULL || self->keyed == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Reader is not initialised");
         return NULL;
     }
     if (code < 0 || code > 5 || kind < 0 || kind > KIND_LAST || nitems < 3 || (method != Py_None && !PyUnicode_CheckExact(method))) {
@@ -1710,6 +1899,10 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "a path entry is read from ext 1 (positional arguments)");
         return NULL;
     }
+    if (kind == KIND_PATH && !PyBool_Check(param) && !(PARSED_PATHS && PyCallable_Check(param))) {
+        PyErr_SetString(PyExc_ValueError, "a path entry's parameter is a bool or (3.11) the class's _from_parsed_parts");
+        return NULL;
+    }
     if (kind == KIND_DEQUE && code != 0 && code != 1) {
         PyErr_SetString(PyExc_ValueError, "a deque entry is read from ext 0 or 1");
         return NULL;
@@ -1735,6 +1928,10 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
     } else if (kind == KIND_DATACLASS && seed_keys(param) < 0) {
         return NULL;
     }
+    int text_hash = kind == KIND_DECIMAL && text_hash_fits(cls); /* calls cls: before a slot is taken */
+    PyObject *built = kind == KIND_TUPLE ? (PyObject *)&PyTuple_Type : kind == KIND_CALL ? NULL : cls;
+    int built_keyed = built == NULL ? 0 : PySet_Contains(self->keyed, built);
+    if (built_keyed < 0) return NULL;
     size_t slot = (size_t)h & (TABLE_SLOTS - 1);
     while (self->table[slot].head != NULL) slot = (slot + 1) & (TABLE_SLOTS - 1);
     Entry *e = &self->table[slot];
@@ -1749,6 +1946,9 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
     e->cls = Py_NewRef(cls);
     e->param = Py_NewRef(param);
     e->limit = limit;
+    e->text_hash = text_hash;
+    e->built = built;
+    e->built_keyed = built_keyed;
     e->names = names;
     e->checks = checks;
     e->head = Py_NewRef(head); /* last: the slot is taken once head is set */
@@ -2080,14 +2280,34 @@ static PyTypeObject LoadsTypedType = {
     .tp_clear = (inquiry)LoadsTyped_clear,
 };
 
+/* For tests: what the reader takes as the hash of Decimal(text) it built, or None. */
+static PyObject *module_decimal_text_hash(PyObject *module, PyObject *text) {
+    (void)module;
+    if (!PyUnicode_CheckExact(text) || !PyUnicode_IS_ASCII(text)) Py_RETURN_NONE;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), digits = 0;
+    const char *p = (const char *)PyUnicode_DATA(text);
+    for (Py_ssize_t i = 0; i < n; i++) digits += p[i] >= '0' && p[i] <= '9';
+    Py_hash_t hash = digits == 0 ? -1 : decimal_text_hash(p, n);
+    if (hash == -1) Py_RETURN_NONE;
+    return PyLong_FromSsize_t(hash);
+}
+
+static PyMethodDef module_methods[] = {
+    {"decimal_text_hash", (PyCFunction)module_decimal_text_hash, METH_O,
+     "hash(Decimal(text)) as the reader computes it for the Decimals it builds, or None (for tests)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef reader_module = {
-    PyModuleDef_HEAD_INIT, "serde_kit._reader", "The optional compiled reader of serde_kit's read path.", -1, NULL,
+    PyModuleDef_HEAD_INIT, "serde_kit._reader", "The optional compiled reader of serde_kit's read path.", -1, module_methods,
 };
 
 PyMODINIT_FUNC PyInit__reader(void) {
     if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&LoadsTypedType) < 0) return NULL;
     PyDateTime_IMPORT;
     if (PyDateTimeAPI == NULL) return NULL;
+    init_text_hash();
+    init_hex_values();
     if (str_msgpack == NULL && (str_msgpack = PyUnicode_InternFromString("msgpack")) == NULL) return NULL;
     if (str_meter == NULL && (str_meter = PyUnicode_InternFromString("meter")) == NULL) return NULL;
     if (str_int == NULL && (str_int = PyUnicode_InternFromString("int")) == NULL) return NULL;

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime
 import importlib
-import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -137,7 +136,7 @@ class Decoder:
         # (``255 in data`` is one memchr; ``b"\xff" in data`` costs ten times more.)
         size = len(data)
         if (
-            size < self.tiny_row or size < self.small_row and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+            size < self.tiny_row or size < self.small_row and _stack.recursion_limit() <= SAFE_RECURSION_LIMIT
         ) and 255 not in data:
             try:
                 return self.engine.decode(data)
@@ -211,7 +210,7 @@ class Decoder:
             checked_reader is not None
             and own_meter
             and (not small or 255 in data)
-            and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+            and _stack.recursion_limit() <= SAFE_RECURSION_LIMIT
         ):
             # native: the reader runs the same prescan itself, when (and only if) this row
             # needs it; skipped, it would have passed (see serde_kit.native.checked_reader).
@@ -221,7 +220,7 @@ class Decoder:
                 raise engine_error(exc, data) from None
         # Typed values are hash-tracked only where a map could hold enough of them as keys.
         untracked = not (not small or 255 in data) or not _prescan.check(data, limits, in_decode=True)
-        if sys.getrecursionlimit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):
+        if _stack.recursion_limit() > SAFE_RECURSION_LIMIT and not _stack.shallow(data):
             return _stack.on_big_stack(self._decode_adopting, budget.current(), data, untracked)
         return self._decode(data, untracked)
 

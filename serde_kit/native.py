@@ -292,13 +292,48 @@ def _limited_kind(limits: Any, code: int, module: str, name: str, verdict: Any) 
 
 def _path_kind(verdict: Any) -> tuple[int, Any, Any]:
     """KIND_PATH for serde_kit.ext.stdlib's path rebuilder of a pathlib class: the C kind
-    calls the class itself with the stored parts, as that rebuilder does."""
+    calls the class itself with the stored parts, as that rebuilder does, or on 3.11 the
+    class's own ``_from_parsed_parts`` with parts it parsed (:func:`_parsed_parts_constructor`)."""
     assert _reader is not None
     cls = _closure(verdict).get("cls")
     if getattr(verdict, "__qualname__", "") == "_rebuild_path.<locals>.rebuild" and cls in stdlib.PATH_TYPES:
+        parsed = _parsed_parts_constructor(cls)
+        if parsed is not None:
+            return _reader.KIND_PATH, cls, parsed
         # POSIX classes may be made from their parts joined into one text (the same path)
         return _reader.KIND_PATH, cls, issubclass(cls, pathlib.PurePosixPath)
     return _reader.KIND_CALL, None, None
+
+
+def _parsed_parts_constructor(cls: type) -> Any:
+    """``cls._from_parsed_parts`` when the reader may make ``cls(*parts)`` with it from parts
+    it parsed itself (3.11's pathlib, whose paths hold only their parsed parts; see
+    ``posix_parsed_path`` in serde_kit/_reader.c), else None: only on CPython 3.11, only
+    for PosixPath and PurePosixPath whose constructor, parser and that method are still
+    pathlib's own, on a system where the class can be made."""
+    if sys.version_info[:2] != (3, 11) or cls not in (pathlib.PosixPath, pathlib.PurePosixPath):
+        return None
+    new = "Path.__new__" if issubclass(cls, pathlib.Path) else "PurePath.__new__"
+    try:
+        flavour: Any = cls._flavour  # type: ignore[attr-defined]
+        posix: Any = getattr(pathlib, "_posix_flavour", None)
+        own = (
+            _from_pathlib(cls.__new__, new)
+            and _from_pathlib(cls._from_parts.__func__, "PurePath._from_parts")  # type: ignore[attr-defined]
+            and _from_pathlib(cls._parse_args.__func__, "PurePath._parse_args")  # type: ignore[attr-defined]
+            and _from_pathlib(cls._from_parsed_parts.__func__, "PurePath._from_parsed_parts")  # type: ignore[attr-defined]
+            and flavour is posix
+            and _from_pathlib(flavour.parse_parts.__func__, "_Flavour.parse_parts")
+            and _from_pathlib(flavour.splitroot.__func__, "_PosixFlavour.splitroot")
+            and (flavour.sep, flavour.altsep, flavour.is_supported) == ("/", "", True)
+        )
+    except AttributeError:
+        return None
+    return cls._from_parsed_parts if own else None  # type: ignore[attr-defined]
+
+
+def _from_pathlib(fn: Any, qualname: str) -> bool:
+    return getattr(fn, "__module__", None) == "pathlib" and getattr(fn, "__qualname__", None) == qualname
 
 
 def _closure(fn: Any) -> dict[str, Any]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol
 
 import ormsgpack
 
-from . import _hints, _langgraph_log, _pickle, native
+from . import _hints, _langgraph_log, _pickle, _stack, native
 from .allowlist import Allowlist, AllowEntry
 from .budget import NeedsMeter
 from .decoder import ENGINE_ERRORS, SAFE_RECURSION_LIMIT, Decoder, engine_error
@@ -165,7 +164,7 @@ class Serializer:
                     if (
                         size < self._tiny_row
                         or size < self._small_row
-                        and sys.getrecursionlimit() <= SAFE_RECURSION_LIMIT
+                        and _stack.recursion_limit() <= SAFE_RECURSION_LIMIT
                     ) and 255 not in payload:
                         try:
                             return self._decode_small(payload)

@@ -23,7 +23,6 @@ import json
 import math
 import pickletools
 import struct
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -133,7 +132,7 @@ def render_msgpack(
         with budget.metered(len(data), limits):  # one work meter per render, as per decode
             check_row(data, limits)
             engine = _engine(limits)
-            if sys.getrecursionlimit() > _stack.SAFE_RECURSION_LIMIT:
+            if _stack.recursion_limit() > _stack.SAFE_RECURSION_LIMIT:
                 raw = _stack.on_big_stack(engine.decode, data)  # as the serializer's reader does
             else:
                 raw = engine.decode(data)

@@ -275,3 +275,38 @@ def test_a_set_of_one_nan_reads_alike_and_the_comparison_still_sees_a_difference
     for other in ({1.0, 2.0}, {nan}, {float("nan"), 2.0}, {float("nan"), float("nan"), 1.0}):
         with pytest.raises(AssertionError):
             assert_same({nan, 1.0}, other)
+
+
+# --- stored shapes of the mixed_stdlib builders (Decimal texts, POSIX path parts) ----------
+
+_PATH_PART = st.one_of(
+    st.sampled_from(["/", "//", "///", ".", "..", "", "a", "b/c", "/d", "e/", "é", "a\x00b", "\\", "C:"]),
+    st.text(alphabet="/.ab\\:", max_size=5),
+    st.text(max_size=4),
+)
+_DECIMAL_TEXT = st.one_of(
+    st.from_regex(r"\A[+-]?[0-9]{0,40}(\.[0-9]{0,30})?\Z"),
+    st.text(alphabet="0123456789+-.eE_ nNaIfinity", max_size=12),
+    st.text(max_size=6),
+)
+
+
+def _ext_row(code: int, module: str, name: str, arg: object) -> tuple[str, bytes]:
+    import ormsgpack
+
+    return "msgpack", ormsgpack.packb([ormsgpack.Ext(code, ormsgpack.packb([module, name, arg]))] * 2)
+
+
+@given(
+    st.sampled_from(["PosixPath", "PurePosixPath", "PureWindowsPath", "Path", "PurePath"]),
+    st.lists(_PATH_PART, max_size=5),
+)
+def test_stored_path_parts(cls, parts):
+    fast, pure = _shared_pair()
+    assert_same_outcome(fast, pure, _ext_row(1, "pathlib", cls, parts), f"{cls}{parts!r}")
+
+
+@given(_DECIMAL_TEXT)
+def test_stored_decimal_texts(text):
+    fast, pure = _shared_pair()
+    assert_same_outcome(fast, pure, _ext_row(0, "decimal", "Decimal", text), repr(text))

@@ -537,3 +537,29 @@ def msgpack_ints_with_hash(value: int) -> list[int]:
                 found.append(-step)
             step += _MODULUS
     return sorted(set(found))
+
+
+# --- the candidate check's descent (issue 19, round 4) -------------------------------------
+# Real map16 headers the check must find by descending through every container on the way:
+# the most candidates a row may have (128, from 61 KB up), each on a path of its own.
+
+
+def _sixteen_int_entries() -> bytes:
+    return b"\xde\x00\x10" + b"".join(bytes([i, i]) for i in range(16))
+
+
+def real_maps_at_depth(depth: int = 30, maps: int = 128, pad: int = 62_000) -> bytes:
+    """``[pad bytes, [m1, ..., m128]]`` where each map of 16 int entries sits at the bottom
+    of ``depth`` one-item arrays of its own."""
+    chain = _sixteen_int_entries()
+    for _ in range(depth):
+        chain = b"\x91" + chain
+    body = chain * maps
+    filler = b"\x00" * max(0, pad - len(body))
+    return b"\x92\xc6" + len(filler).to_bytes(4, "big") + filler + b"\xdc" + maps.to_bytes(2, "big") + body
+
+
+def real_maps_in_long_arrays(maps: int = 128, items: int = 2000) -> bytes:
+    """``maps`` arrays of ``items`` nils, each ending with a map of 16 int entries."""
+    one = b"\xdd" + (items + 1).to_bytes(4, "big") + b"\xc0" * items + _sixteen_int_entries()
+    return b"\xdc" + maps.to_bytes(2, "big") + one * maps
