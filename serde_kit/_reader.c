@@ -2123,6 +2123,16 @@ typedef struct {
 
 static PyObject *str_msgpack, *str_meter;
 
+/* serde_kit._stack._C_RECURSION_LIMIT: from Python 3.12 C code recurses to a limit of the
+ * interpreter's own; the method's checks take the larger of it and the recursion limit. */
+#if PY_VERSION_HEX >= 0x030D0000
+#define C_RECURSION_FLOOR 10000
+#elif PY_VERSION_HEX >= 0x030C0000
+#define C_RECURSION_FLOOR 1500
+#else
+#define C_RECURSION_FLOOR 0
+#endif
+
 /* reader.decode (or decode_checked) of the row, its error handed to on_error(exc, payload). */
 static PyObject *LoadsTyped_read(LoadsTyped *self, PyObject *payload, int checked) {
     PyObject *value = read_row(self->reader, payload, checked);
@@ -2164,7 +2174,9 @@ static PyObject *LoadsTyped_one(LoadsTyped *self, PyObject *data) {
         if (PyBytes_CheckExact(payload) && PyUnicode_CheckExact(tag) &&
             (tag == str_msgpack || PyUnicode_Compare(tag, str_msgpack) == 0)) {
             Py_ssize_t n = PyBytes_GET_SIZE(payload);
-            int safe_stack = Py_GetRecursionLimit() <= self->reader->safe_recursion_limit;
+            /* _stack.recursion_limit() <= SAFE_RECURSION_LIMIT, as the method asks */
+            int limit = Py_GetRecursionLimit();
+            int safe_stack = (limit > C_RECURSION_FLOOR ? limit : C_RECURSION_FLOOR) <= self->reader->safe_recursion_limit;
             if ((n < self->tiny_row || (n < self->small_row && safe_stack)) &&
                 memchr(PyBytes_AS_STRING(payload), 0xff, (size_t)n) == NULL) {
                 return LoadsTyped_read(self, payload, 0);
