@@ -135,3 +135,18 @@ def python_calls(read: Any, row: bytes) -> list[str]:
     finally:
         sys.setprofile(None)
     return names
+
+
+def assert_refcounts_settle(read_all: Callable[[], None], watched: list[Any], reads_per_round: int = 3) -> None:
+    """Read everything three rounds of ``reads_per_round`` times: after the first round
+    (which fills the reader's table and caches) no object in ``watched`` gains or loses
+    a reference."""
+    import gc
+
+    counts = []
+    for _ in range(3):
+        for _ in range(reads_per_round):
+            read_all()
+        gc.collect()
+        counts.append([sys.getrefcount(o) for o in watched])
+    assert counts[1] == counts[2]

@@ -20,7 +20,7 @@ from serde_kit.budget import WALK_UNITS_PER_BYTE
 from tests.support import budget_attacks as attack
 from tests.support.strategy_types import USER_TYPES, Plain
 
-from .conftest import assert_same_outcome, make_pair, outcome, python_calls
+from .conftest import assert_refcounts_settle, assert_same_outcome, make_pair, outcome, python_calls
 
 PAD = "x" * 3000  # read in C first, and makes the row too big for the small-row path
 
@@ -360,8 +360,6 @@ def test_the_reader_runs_the_prescan_before_handing_back_under_a_high_recursion_
 def test_no_reference_is_leaked_on_any_checked_path():
     """Singletons, the reader and its loads_typed keep their counts over many reads of
     checked rows that succeed, are prescanned, re-read with tracking, handed back or refused."""
-    import gc
-    import sys
 
     limits = Limits(max_containers=LIMIT + 1, max_hash_collisions=COLLISIONS)
     fast, _ = make_pair(allow=USER_TYPES, limits=limits)
@@ -395,13 +393,7 @@ def test_no_reference_is_leaked_on_any_checked_path():
 
     engine = fast._decoder.engine
     watched = [None, True, False, engine, fast.loads_typed, fast._decoder._tracked[0]]
-    counts = []
-    for _ in range(3):  # the first round fills the table and the caches
-        for _ in range(5):
-            read_all()
-        gc.collect()
-        counts.append([sys.getrefcount(o) for o in watched])
-    assert counts[1] == counts[2]
+    assert_refcounts_settle(read_all, watched, 5)
 
 
 # --- hash groups of C-level typed values: counted by hash, not all together ----------------

@@ -18,7 +18,6 @@ from __future__ import annotations
 import collections
 import datetime
 import decimal
-import gc
 import pathlib
 import sys
 import uuid
@@ -32,7 +31,7 @@ from hypothesis import example, given, strategies as st
 from serde_kit import Limits, native
 from tests.support import budget_attacks as attack
 
-from .conftest import assert_same_outcome, make_pair, python_calls
+from .conftest import assert_refcounts_settle, assert_same_outcome, make_pair, python_calls
 from .test_checked_rows import COLLISIONS, PAD, PRIME, _prescans, array16, assert_same_limit, msgpack, uuid_ext
 
 PARSED = sys.version_info[:2] == (3, 11)
@@ -346,13 +345,7 @@ def test_no_reference_is_leaked_by_parsed_paths_and_text_hashes():
         "",
     ]
     watched += [collections.deque, *[p.__func__ for p in parsed if p is not None]]
-    counts = []
-    for _ in range(3):  # the first round fills the table and the caches
-        for _ in range(3):
-            read_all()
-        gc.collect()
-        counts.append([sys.getrefcount(o) for o in watched])
-    assert counts[1] == counts[2]
+    assert_refcounts_settle(read_all, watched, 3)
 
 
 def test_an_uninitialised_reader_registers_nothing():
