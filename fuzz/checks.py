@@ -251,8 +251,11 @@ CHECKS = {
 
 #: The issue-19 target: no row of N bytes costs more than this times an honest row of N bytes.
 MAX_COST_RATIO = 20.0
-#: Below this the meter's floor (Limits.min_work, ~5 ms of work) is what bounds a row:
-#: the ratio is taken against max(honest cost, floor / MAX_COST_RATIO).
+#: Below this the meter's floor is what bounds a row: the ratio is taken against
+#: max(honest cost, floor / MAX_COST_RATIO). Limits.min_work (3,000,000 units, ~3 ms of
+#: work on an idle machine) stays below it with room for a loaded one: at 5,000,000 a
+#: 712-byte row of one 540-character incomplete tool-call argument, charged 4.7 M units,
+#: took 5.7 ms on a machine at load 4 (regressions/fuzz_cost/partial-json-at-the-floor).
 FLOOR_SECONDS = 0.005
 _HONEST_CPU: dict[int, float] = {}
 

@@ -363,9 +363,10 @@ def _maps_at(data: bytes, candidates: list[int]) -> list[memoryview]:
         if allowance < 0 or count > len(value):  # (more items than bytes: cut short)
             raise _Unreadable
         if head in _ARRAY_HEAD_SIZE:
-            items = _items(value, exact)
+            items: list[Any] = _items(value, exact)
         else:
-            items = _items(b"\xdd" + count.to_bytes(4, "big") + value[first:], exact)
+            found_items = _map_items_in_place(value, first, count // 2, exact)
+            items = found_items if found_items is not None else _map_items(value, first, count, exact)
         starts = list(itertools.accumulate(map(len, items), initial=first))
         held: dict[int, list[int]] = {}
         for at in places:
@@ -391,6 +392,64 @@ def _one_value(buf: memoryview) -> memoryview:
     if trailing is None:
         raise _Unreadable  # truncated, malformed, or too deep for the skip: the whole-row path
     return buf[: int(trailing.group(1))]
+
+
+#: A map on the way this large (bytes) whose entries average at least
+#: :data:`_IN_PLACE_BYTES_PER_ENTRY` is read in place when its keys are strings: a copy
+#: this large is fresh memory on every call (~0.5 ns a byte in page faults, which
+#: doubled the check of an 800 KB chat row), a Python step per entry ~400 ns.
+_IN_PLACE_MIN_BYTES = 1 << 17
+_IN_PLACE_BYTES_PER_ENTRY = 1024
+_STR_KEYED = msgspec.msgpack.Decoder(type=dict[str, msgspec.Raw])
+_STR_LENGTH_WIDTH = {0xD9: 1, 0xDA: 2, 0xDB: 4}
+
+
+def _map_items(value: memoryview, first: int, count: int, exact: bool) -> list[msgspec.Raw]:
+    """The ``count`` items (keys and values) of the map at the start of ``value``, whose
+    entries start at ``first``, as raw values: read as an array of them (a copy)."""
+    return _items(b"\xdd" + count.to_bytes(4, "big") + value[first:], exact)
+
+
+def _map_items_in_place(value: memoryview, first: int, entries: int, exact: bool) -> list[memoryview] | None:
+    """As :func:`_map_items`, as slices of ``value`` (no copy), for a big map of few
+    entries whose keys are distinct strings; None for any other map (or one the
+    engine refuses: :func:`_map_items` then says how)."""
+    if len(value) < _IN_PLACE_MIN_BYTES or entries > len(value) // _IN_PLACE_BYTES_PER_ENTRY:
+        return None
+    end = len(value)
+    try:
+        fields = _STR_KEYED.decode(value)
+    except msgspec.DecodeError as exc:  # (a key that is not a string: a ValidationError, one of these)
+        trailing = None if exact else _TRAILING.fullmatch(str(exc))
+        if trailing is None:
+            return None
+        end = int(trailing.group(1))
+        try:
+            fields = _STR_KEYED.decode(value[:end])
+        except (msgspec.DecodeError, RecursionError):
+            return None
+    except RecursionError:
+        return None
+    if len(fields) != entries:
+        return None  # a key stored twice: the dict kept one
+    # The engine read exactly this: after the header, each key (a string: its own header
+    # says its length) then its value (a raw value of known length).
+    items: list[memoryview] = []
+    at = first
+    for raw in fields.values():
+        head = value[at]
+        if 0xA0 <= head <= 0xBF:
+            size = 1 + (head & 0x1F)
+        elif head in _STR_LENGTH_WIDTH:
+            width = _STR_LENGTH_WIDTH[head]
+            size = 1 + width + int.from_bytes(value[at + 1 : at + 1 + width], "big")
+        else:
+            return None
+        items.append(value[at : at + size])
+        at += size
+        items.append(value[at : at + len(raw)])
+        at += len(raw)
+    return items if at == end else None
 
 
 def _items(container: bytes | memoryview, exact: bool) -> list[msgspec.Raw]:

@@ -71,7 +71,7 @@ class Limits:
     max_array_elements: int = 1 << 31
     max_partial_json: int = 4096
     max_work_per_byte: int = 64
-    min_work: int = 5_000_000
+    min_work: int = 3_000_000
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

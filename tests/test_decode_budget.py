@@ -540,6 +540,29 @@ def test_many_partial_tool_call_arguments_spend_the_rows_meter(monkeypatch):
     assert back.tool_call_chunks[0]["args"].startswith('{"a"') and len(parses) == 1
 
 
+def test_one_incomplete_argument_near_the_meters_floor_is_refused_before_it_is_parsed(monkeypatch):
+    """fuzz_cost's finding: a 712-byte legacy json row holding one 540-character incomplete
+    argument, charged 4.7 M units under the old 5 M floor, took 5.7 ms on a loaded machine
+    (over the harness's 5 ms). The floor is 3 M now, so a small row's meter leaves room."""
+    from langchain_core.messages import ai
+
+    parses = []
+    real_parse = ai.parse_partial_json
+    monkeypatch.setattr(ai, "parse_partial_json", lambda *a, **k: parses.append(a) or real_parse(*a, **k))
+    data = (REPO / "fuzz" / "regressions" / "fuzz_cost" / "partial-json-at-the-floor").read_bytes()
+    assert data[0] == 1 and len(data) == 712  # the harness's tag byte: a "json" row
+    from serde_kit import budget
+
+    work = budget.partial_json_units(540)
+    assert Limits().min_work < work < 5_000_000 and Limits().max_work_per_byte * len(data) < work
+    error = refused(data[1:], "max_work_per_byte", tag="json")
+    assert "tool-call arguments" in str(error) and parses == []
+    # The same message with an argument of 300 characters fits the floor and reads back.
+    honest = data[1:].replace(b" " * 240, b"", 1)
+    back = SERDE.loads_typed(("json", honest))
+    assert len(back.tool_call_chunks[0]["args"]) == 300 and len(parses) == 1
+
+
 def test_many_big_fractions_spend_the_rows_meter_before_any_gcd(monkeypatch):
     import fractions
 
@@ -1126,6 +1149,57 @@ def test_the_descent_reads_no_bytes_after_a_value_and_stops_at_bad_ones():
             _prescan._maps_at(bad, candidates)
         with pytest.raises(DecodeError):
             SERDE.loads(bad)
+
+
+def _str_key(text: str, form: str) -> bytes:
+    """A msgspec string in the given header form (writers use the shortest; rows may not)."""
+    raw = text.encode()
+    head = {"fixstr": bytes([0xA0 | len(raw)]), "str8": b"\xd9" + len(raw).to_bytes(1, "big")}
+    head |= {"str16": b"\xda" + len(raw).to_bytes(2, "big"), "str32": b"\xdb" + len(raw).to_bytes(4, "big")}
+    return head[form] + raw
+
+
+@pytest.mark.parametrize("form", ["fixstr", "str8", "str16", "str32"])
+def test_a_big_map_on_the_way_is_read_in_place_with_the_items_a_copy_gives(form, monkeypatch):
+    from serde_kit import _prescan
+
+    # A 200 KB map of three string keys (a checkpoint's top level, its channel values)
+    # holding a flood: read as slices of the row (a copy that large is fresh memory on
+    # every call), item for item what the copying read gives, whatever form the keys take.
+    flood = attack.small_flood_map(300)
+    entries = [("text", attack.pack("x" * 200_000)), ("rows", b"\x92\x01" + flood), ("n", attack.pack(1))]
+    data = b"\x83" + b"".join(_str_key(key, form) + value for key, value in entries)
+    view = memoryview(data)
+    in_place = _prescan._map_items_in_place(view, 1, 3, True)
+    copied = _prescan._map_items(view, 1, 6, True)
+    assert in_place is not None and [bytes(item) for item in in_place] == [bytes(item) for item in copied]
+    # Bytes after the map (a buffer, not an item): cut off as the engine leaves them unread.
+    assert [bytes(item) for item in _prescan._map_items_in_place(memoryview(data + b"\x01\x02"), 1, 3, False)] == [
+        bytes(item) for item in copied
+    ]
+    candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
+    with monkeypatch.context() as patched:
+        patched.setattr(_prescan, "_map_items", lambda *args: pytest.fail("the big map was copied"))
+        assert [bytes(found) for found in _prescan._maps_at(data, candidates)] == [flood]
+    refused(data, "max_hash_collisions")
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [(b"\xa1a", attack.pack("x" * 200_000)), (b"\xa1a", b"\x92\x01")],  # a key stored twice
+        [(b"\xa1a", attack.pack("x" * 200_000)), (b"\x01", b"\x92\x01")],  # an int key
+        [(b"\xa1a", attack.pack("x" * 200_000)), (b"\xc4\x01a", b"\x92\x01")],  # a binary key
+    ],
+)
+def test_a_big_map_not_of_distinct_string_keys_is_read_by_a_copy(entries):
+    from serde_kit import _prescan
+
+    flood = attack.small_flood_map(300)
+    data = b"\x82" + b"".join(key + value for key, value in entries) + flood  # the last value: [1, flood]
+    assert _prescan._map_items_in_place(memoryview(data), 1, 2, True) is None
+    candidates = _prescan.big_map_candidates(data, _prescan.CHECKED_ENTRIES)
+    assert [bytes(found) for found in _prescan._maps_at(data, candidates)] == [flood]
 
 
 def test_stray_ext_header_bytes_do_not_hide_a_flood_from_the_candidate_check(monkeypatch):
