@@ -1008,8 +1008,17 @@ def test_honest_maps_of_long_distinct_keys_still_read():
     honest = [{tuple(range(1000 + i, 1300 + i)): i for i in range(64)} for _ in range(10)]
     assert SERDE.loads(attack.pack(honest)) == honest
     assert SERDE.loads(SERDE.dumps(honest)) == honest
-    one = attack.maps_of_long_colliding_keys(1, 64, 200)  # colliding, but within the meter's floor
+    from serde_kit import _prescan
+
+    # 64 colliding keys (max_hash_collisions) of 120 elements: 2,016 pairs, each charged a
+    # pair and 120 elements, within the meter's floor (min_work); of 200 elements, not.
+    def pairs_cost(length: int) -> int:
+        return 64 * 63 // 2 * (_prescan.FLOOD_UNITS_PER_PAIR + length * _prescan.FLOOD_UNITS_PER_ELEMENT)
+
+    assert pairs_cost(120) < Limits().min_work < pairs_cost(200)
+    one = attack.maps_of_long_colliding_keys(1, 64, 120)
     assert len(SERDE.loads(one)[0]) == 64
+    refused(attack.maps_of_long_colliding_keys(1, 64, 200), "max_work_per_byte")
 
 
 def test_fixmaps_of_colliding_keys_are_bounded_by_their_size():
