@@ -181,17 +181,20 @@ def test_lenient_decoding_of_many_distinct_blocked_names_does_not_grow_memory() 
 # compiled a costly regex before the reader met bytes it hands back (here: truncation).
 # The whole row then went to the pure path's engine on the same work meter, which charged
 # the regex again: LimitExceededError where the pure path says MalformedDataError. Worse,
-# a valid row is refused: two broad character classes (about 2.2M work units each of a
-# small row's 5M) followed by a map with an array key (which the reader hands back) read
+# a valid row is refused: two broad character classes (about 1.1M work units each of a
+# small row's 3M) followed by a map with an array key (which the reader hands back) read
 # on the pure path and were refused on the native one. The reader now marks the meter
 # before its first call into Python and its fallback rewinds to the mark (and, for a row
 # that may hold a big map, clears the typed values' hash counts) before re-reading.
+_BROAD = "[\x00-\U00086fff]"  # two fit a small row's meter, four do not
+
+
 def _broad_regex_rows() -> dict[str, bytes]:
     import re
 
     import ormsgpack
 
-    broad = Serializer().dumps(re.compile("[\x00-\U0010ffff]"))
+    broad = Serializer().dumps(re.compile(_BROAD))
     array_key_map = b"\x81\x91\x01\x01"  # {(1,): 1}
     keys = [ormsgpack.packb(f"k{i}") + b"\x00" for i in range(297)]
     pad = ormsgpack.packb("pad") + ormsgpack.packb("x" * 5000)
@@ -207,6 +210,10 @@ def _broad_regex_rows() -> dict[str, bytes]:
 def test_the_native_fallback_charges_a_row_once(shape: str) -> None:
     from tests.native.conftest import assert_same_deep, make_pair
 
+    from serde_kit import Limits, budget
+
+    units = budget.regex_units(_BROAD, 32)  # re.UNICODE: the flags compile() gives a str pattern
+    assert 2 * units < Limits().min_work < 4 * units
     fast, pure = make_pair()
     row = _broad_regex_rows()[shape]
     expected = pure.loads(row)
@@ -279,3 +286,30 @@ def test_a_float_key_cut_short_in_the_prescan_walk_is_malformed(path: str) -> No
         native.ACTIVE = before
     with pytest.raises(MalformedDataError, match="truncated"):
         serializer.loads_typed(_common.split_tagged(data))
+
+
+# fuzz_cost/partial-json-at-the-floor (a 712-byte legacy json row, found 249,036 executions
+# into a fuzz_cost run on the compiled reader, 7abd9bf): one AIMessageChunk whose tool-call
+# argument is 540 characters of incomplete JSON, charged 4.7 M units under the old 5 M
+# min_work, took 5.7 ms on a machine at load 4: over the harness's 5 ms floor. The floor is
+# 3 M now, so the argument is refused before langchain-core parses it.
+def test_one_incomplete_argument_near_the_meters_floor_is_refused_before_it_is_parsed(monkeypatch: Any) -> None:
+    from langchain_core.messages import ai
+
+    from serde_kit import Limits, budget
+    from serde_kit.errors import LimitExceededError
+
+    parses: list[Any] = []
+    real_parse = ai.parse_partial_json
+    monkeypatch.setattr(ai, "parse_partial_json", lambda *a, **k: parses.append(a) or real_parse(*a, **k))
+    data = (REPO / "fuzz" / "regressions" / "fuzz_cost" / "partial-json-at-the-floor").read_bytes()
+    tag, payload = _common.split_tagged(data)
+    assert tag == "json" and len(payload) == 711
+    work = budget.partial_json_units(540)
+    assert Limits().min_work < work < 5_000_000 and Limits().max_work_per_byte * len(payload) < work
+    with pytest.raises(LimitExceededError, match="tool-call arguments") as info:
+        Serializer().loads_typed((tag, payload))
+    assert info.value.limit == "max_work_per_byte" and parses == []
+    # The same message with an argument of 300 characters fits the floor and reads back.
+    back = Serializer().loads_typed((tag, payload.replace(b" " * 240, b"", 1)))
+    assert len(back.tool_call_chunks[0]["args"]) == 300 and len(parses) == 1
