@@ -1252,6 +1252,69 @@ def test_int_keys_join_the_float_keys_sharing_their_hash(whole_row):
     assert (SERDE.loads(row)[1] if whole_row else SERDE.loads(row)) == honest
 
 
+def _map16(keys: list) -> bytes:
+    """A map16 of ``keys`` (tuples stored as arrays), each with the value 0, entry by entry."""
+    packed = (attack.pack(list(key)) if type(key) is tuple else attack.pack(key) for key in keys)
+    return b"\xde" + len(keys).to_bytes(2, "big") + b"".join(key + b"\x00" for key in packed)
+
+
+def _in_row(data: bytes, whole_row: bool) -> bytes:
+    """``data`` as the second item of a row past SMALL_ROW (rows below it are not
+    prescanned) after a string, or with ``whole_row`` after a bin of stray map16 bytes in
+    bulk: past the candidate cap, so the prescan takes the whole-row path (the estimate,
+    then the walk) instead of the descent."""
+    return b"\x92" + attack.pack(b"\xde\x00\x20" * 800 if whole_row else "x" * 2400) + data
+
+
+@pytest.mark.parametrize("limits", [Limits(), Limits(max_hash_collisions=4)])
+def test_a_key_stored_again_is_one_key_not_a_collision(limits):
+    from serde_kit import _prescan
+
+    # The map keeps one key for equal ones, so only distinct keys sharing a hash are a
+    # flood: max_hash_collisions of them, each stored three times, read back; one more is
+    # refused. Tuple keys and float keys, by the descent (a read) and by the walk alike.
+    most = limits.max_hash_collisions
+    tuples = list(itertools.product((0, ""), repeat=7))[: most + 1]
+    assert len({hash(key) for key in tuples}) == 1
+    serde = Serializer(limits=limits)
+    for keys in (tuples, attack.colliding_floats(most + 1)):
+        stored_again = [key for key in keys[:most] for _ in range(3)]
+        assert serde.loads(_in_row(_map16(stored_again), False))[1] == dict.fromkeys(keys[:most], 0)
+        _prescan.scan(_in_row(_map16(stored_again), True), limits)
+        flood = _map16(keys + keys[:most])
+        refused(_in_row(flood, False), "max_hash_collisions", serde=serde)
+        with pytest.raises(LimitExceededError, match="max_hash_collisions"):
+            _prescan.scan(_in_row(flood, True), limits)
+    # Each key stored again is charged its comparisons with the distinct ones.
+    one = _prescan.pair_units(tuples[0])
+    assert _prescan._collision_units(tuples[:2], limits, False)[0] == one  # one pair
+    assert _prescan._collision_units([*tuples[:2], tuples[0]], limits, False)[0] == one + 2 * one
+
+
+def test_int_keys_alone_are_cheap_on_every_prescan_path():
+    from serde_kit import _prescan
+
+    # Under a max_hash_collisions below 13, a map of int keys alone may hold more distinct
+    # ints of one hash than the limit: the descent takes int keys as cheap (at most 13 of
+    # msgpack's share a hash), and the walk does too; with a float key of that hash they
+    # are counted with it, by both. (The walk refused such a map where the descent and the
+    # compiled reader read it: fuzz_native's equal-int-keys-counted-as-colliding.)
+    limits = Limits(max_hash_collisions=4)
+    serde = Serializer(limits=limits)
+    float_key = attack.colliding_floats(1)[0]
+    ints = attack.msgpack_ints_with_hash(hash(float_key))[:6]
+    assert len(ints) == 6 and {hash(i) for i in ints} == {hash(float_key)} and float_key not in ints
+    honest = {**dict.fromkeys(ints, 1), **{i: 2 for i in range(100, 110)}}  # 16 entries: checked
+    assert serde.loads(_in_row(attack.pack(honest), False))[1] == honest
+    whole = _in_row(attack.pack(honest), True)
+    assert len(_prescan.big_map_candidates(whole, _prescan.flood_entries(limits))) > _prescan._candidate_cap(len(whole))
+    assert _prescan.scan(whole, limits) == 0
+    with_float = _map16([*ints, *range(100, 110), float_key])  # one more key of that hash
+    refused(_in_row(with_float, False), "max_hash_collisions", serde=serde)
+    with pytest.raises(LimitExceededError, match="max_hash_collisions"):
+        _prescan.scan(_in_row(with_float, True), limits)
+
+
 def _float_maps(maps: int, count: int = 64, header: int = 0xDE) -> bytes:
     return attack.many_float_flood_maps(maps, count, header)
 

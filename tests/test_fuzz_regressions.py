@@ -313,3 +313,23 @@ def test_one_incomplete_argument_near_the_meters_floor_is_refused_before_it_is_p
     # The same message with an argument of 300 characters fits the floor and reads back.
     back = Serializer().loads_typed((tag, payload.replace(b" " * 240, b"", 1)))
     assert len(back.tool_call_chunks[0]["args"]) == 300 and len(parses) == 1
+
+
+# fuzz_native/equal-int-keys-counted-as-colliding (a 977-byte row read with the small
+# limits, max_hash_collisions=4; found 911,749 executions into a fuzz_native run at
+# 75f70f2): maps of int keys, the first holding key 0 five times, beside six UUIDs. The
+# prescan's walk counted the five equal keys as five keys sharing a hash and refused the
+# row; the compiled reader, once it builds UUIDs in C, needs no prescan for it and read it.
+# Equal keys are one key of the map now, and int keys alone are cheap on every prescan path.
+def test_equal_int_keys_are_one_key_on_both_read_paths() -> None:
+    from serde_kit import Limits
+    from tests.native.conftest import assert_same_outcome, make_pair
+
+    fast, pure = make_pair(allow=T.USER_TYPES, limits=Limits(**checks.SMALL_LIMITS))
+    data = (REPO / "fuzz" / "regressions" / "fuzz_native" / "equal-int-keys-counted-as-colliding").read_bytes()
+    assert checks.uses_small_limits(data)
+    row = _common.split_tagged(data)
+    for _ in ("cold", "warm"):  # warm: the reader has learned the UUIDs' head and builds them in C
+        assert_same_outcome(fast, pure, row)
+    value = pure.loads_typed(row)
+    assert value[0] == {**{i: i for i in range(10)}, 0: 2, 14: 14, 15: 15} and len(value) == 21
