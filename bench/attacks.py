@@ -71,11 +71,15 @@ CASES: dict[str, tuple[str, str]] = {
     "i19_r4_real_maps_128_at_depth_15": ("msgpack", "A.real_maps_at_depth(15)"),
     "i19_r4_real_maps_128_at_depth_30": ("msgpack", "A.real_maps_at_depth(30)"),
     "i19_r4_real_maps_128_in_arrays_of_2000": ("msgpack", "A.real_maps_in_long_arrays(128, 2000)"),
+    # issue 19 round 5: time zones ZoneInfo searches the disk for on every read
+    "i19_r5_zone_keys_every_zone": ("msgpack", "A.zone_keys(sorted(__import__('zoneinfo').available_timezones()))"),
+    "i19_r5_zone_keys_every_zone_x4": ("msgpack", "A.zone_keys(sorted(__import__('zoneinfo').available_timezones()) * 4)"),
     "i19_r3_float_key_maps_in_ext": ("msgpack", "A.in_tuple_ext(A.many_float_flood_maps(1000, 64))"),
     "i19_r3_float_key_maps_300x202": ("msgpack", "A.many_float_flood_maps(300, 202)"),
     "i19_r3_float_fixmaps_15_x5000": ("msgpack", "A.many_float_flood_maps(5000, 15, 0x80)"),
     # honest rows of comparable sizes
     "honest_chat_500": ("msgpack", "S.dumps(P.chat_checkpoint(500))"),
+    "honest_zones_3_x_600": ("msgpack", "A.zone_keys(['UTC', 'Europe/Paris', 'America/New_York'] * 600)"),
     "honest_chat_20": ("msgpack", "S.dumps(P.chat_checkpoint(20))"),
     "honest_set_20k_ints": ("msgpack", "S.dumps(set(range(20_000)))"),
     "honest_uuids_30k": ("msgpack", "S.dumps(frozenset(__import__('uuid').UUID(int=i) for i in range(30_000)))"),

@@ -97,7 +97,8 @@ enum {
                         * hold no "." unless param[2] (date): fromisoformat, as the ext 3 rebuilder */
     KIND_DECIMAL = 10, /* cls(text) for an exact str of at most min(limit, 64) characters [+-]digits[.digits] */
     KIND_SET = 11,     /* cls(items) (set, frozenset) for a list of at most limit items, none a list */
-    KIND_ZONE = 12,    /* cls(key) (ZoneInfo) for an exact str of at most limit characters */
+    KIND_ZONE = 12,    /* the zone of an exact str of at most limit characters from param (limit, dict): the
+                        * zones the Python rebuilder loaded (ZoneInfo); any other key goes to it */
     KIND_DEQUE = 13,   /* cls(items) for a list (ext 0), cls(items, maxlen) for [list, None or int] (ext 1) */
     KIND_PATH = 14,    /* cls(*parts) for a list of str: a pathlib class's own constructor; param True for a
                         * POSIX class, False, or (3.11) a POSIX class's _from_parsed_parts (posix_parsed_path) */
@@ -1014,9 +1015,13 @@ static NOINLINE PyObject *build_kind(Entry *e, PyObject *arg, Py_hash_t *hash) {
         }
         return e->cls == (PyObject *)&PySet_Type ? PySet_New(arg) : PyFrozenSet_New(arg);
     }
-    case KIND_ZONE:
+    case KIND_ZONE: {
+        /* Only a zone the Python rebuilder loaded before (its dict, e->param[1]): ZoneInfo
+         * searches the disk for a key it holds no zone of, which the rebuilder charges. */
         if (!PyUnicode_CheckExact(arg) || PyUnicode_GET_LENGTH(arg) > e->limit) return NULL;
-        return PyObject_CallOneArg(e->cls, arg);
+        PyObject *zone = PyDict_GetItemWithError(PyTuple_GET_ITEM(e->param, 1), arg);
+        return zone == NULL ? NULL : Py_NewRef(zone);
+    }
     case KIND_DEQUE: {
         if (!PyList_CheckExact(arg)) return NULL;
         if (e->code == 0) return PyObject_CallOneArg(e->cls, arg); /* deque(items) */
@@ -1870,6 +1875,13 @@ static PyObject *Reader_register(Reader *self, PyObject *args) {
             if (!PyTuple_CheckExact(param) || PyTuple_GET_SIZE(param) != 3 || !PyCallable_Check(PyTuple_GET_ITEM(param, 1)) ||
                 !PyBool_Check(PyTuple_GET_ITEM(param, 2))) {
                 PyErr_SetString(PyExc_ValueError, "an ISO entry's parameters are (limit, fromisoformat, is_date)");
+                return NULL;
+            }
+            found = PyTuple_GET_ITEM(param, 0);
+        }
+        if (kind == KIND_ZONE) {
+            if (!PyTuple_CheckExact(param) || PyTuple_GET_SIZE(param) != 2 || !PyDict_CheckExact(PyTuple_GET_ITEM(param, 1))) {
+                PyErr_SetString(PyExc_ValueError, "a zone entry's parameters are (limit, the dict of loaded zones)");
                 return NULL;
             }
             found = PyTuple_GET_ITEM(param, 0);

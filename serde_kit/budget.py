@@ -7,7 +7,7 @@ checked in full, a legacy json row, a tools render) opens one :class:`Meter`
 whose allowance is proportional to the row's size, with a floor for small
 rows, and the costly steps charge it in work units (about a nanosecond of CPU
 each): regex compilation, incomplete partial JSON, big-number arithmetic, hash
-collisions, prescan walking, json containers, class resolution. When the
+collisions, prescan walking, json containers, class resolution, time zone lookups. When the
 allowance is spent the call ends in a :class:`~serde_kit.errors.LimitExceededError`
 naming ``max_work_per_byte``.
 
@@ -153,6 +153,13 @@ REGEX_UNITS_PER_CLASS = 10_000
 REGEX_UNITS_PER_CLASS_IGNORECASE = 150_000
 REGEX_UNITS_PER_CODE_POINT = 2
 REGEX_UNITS_PER_CODE_POINT_IGNORECASE = 5
+#: A time zone key this process has not loaded: ZoneInfo searches its paths on disk and
+#: the tzdata package (~40 us when found, ~65 us when not; it keeps only zones some
+#: value still holds, so a key read again later is searched again). The error path of a
+#: key not found (importlib's failure, the chained errors, lenient mode's placeholder)
+#: costs ~250 us more.
+ZONE_LOOKUP_UNITS = 100_000
+ZONE_MISSING_UNITS = 300_000
 #: The prescan's walk in Python, per stored byte.
 WALK_UNITS_PER_BYTE = 16
 

@@ -54,7 +54,7 @@ class Limits:
     - ``max_work_per_byte`` / ``min_work``: the work meter of one decode call
       (:mod:`serde_kit.budget`): the costly steps of a row (regex compilation,
       incomplete partial JSON, big-number arithmetic, hash collisions, the
-      prescan walk, json containers, class resolution) may together spend
+      prescan walk, json containers, class resolution, time zone lookups) may together spend
       ``max_work_per_byte`` work units (about a nanosecond of CPU each) per
       stored byte, and at least ``min_work`` on any row.
     """

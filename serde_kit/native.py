@@ -286,7 +286,8 @@ def _limited_kind(limits: Any, code: int, module: str, name: str, verdict: Any) 
     elif (module, name) == ("builtins", "frozenset"):
         return _reader.KIND_SET, frozenset, limits.max_hash_collisions
     elif (module, name) == ("zoneinfo", "ZoneInfo"):
-        return _reader.KIND_ZONE, zoneinfo.ZoneInfo, limits.max_text_length
+        # zones loaded before, from the rebuilder's dict; a new key goes to it (charged)
+        return _reader.KIND_ZONE, zoneinfo.ZoneInfo, (limits.max_text_length, stdlib.KNOWN_ZONES)
     return _reader.KIND_CALL, None, None
 
 

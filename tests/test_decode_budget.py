@@ -1424,3 +1424,72 @@ def test_the_walk_hashes_float_keys_too():
     assert _prescan.scan(attack.honest_float_maps(300, 65), Limits()) == 0
     # The estimate: 2,000 float headers are over a 30 KB row's allowance if all were keys.
     assert _prescan.flood_work(0, 0, 30_000, 2000) > Limits().max_work_per_byte * 30_000
+
+
+# --- issue 19, round 5: time zones looked up by key ------------------------------------
+
+
+@pytest.fixture()
+def fresh_zones():
+    """serde_kit's dict of loaded zones (the compiled reader reads the same object),
+    emptied for the test and filled again after it."""
+    from serde_kit.ext import stdlib
+
+    saved = dict(stdlib.KNOWN_ZONES)
+    stdlib.KNOWN_ZONES.clear()
+    yield stdlib.KNOWN_ZONES
+    stdlib.KNOWN_ZONES.clear()
+    stdlib.KNOWN_ZONES.update(saved)
+
+
+@pytest.mark.parametrize("path", ["native", "python"])
+def test_zones_looked_up_by_key_spend_the_rows_meter_and_loaded_ones_do_not(path, fresh_zones):
+    import zoneinfo
+
+    from serde_kit import budget, native
+
+    if path == "native" and not native.AVAILABLE:
+        pytest.skip("serde_kit._reader is not built")
+    # ZoneInfo keeps a zone only while a value holds it, and searches the disk for any
+    # other key (~40 us), so a 22 KB row naming every zone cost ~21 ms on every read
+    # (680x an honest row). A key is charged once per process now; loaded zones are held.
+    before = native.ACTIVE
+    native.ACTIVE = path
+    try:
+        serde = Serializer()
+    finally:
+        native.ACTIVE = before
+    keys = sorted(zoneinfo.available_timezones())
+    assert len(keys) > 300
+    error = refused(attack.zone_keys(keys), "max_work_per_byte", serde=serde)
+    assert "time zones looked up by key" in str(error)
+    assert 0 < len(fresh_zones) <= Limits().min_work // budget.ZONE_LOOKUP_UNITS
+    # The zones loaded so far cost a dict lookup: a row of them reads, however many.
+    loaded = list(fresh_zones)
+    assert serde.loads(attack.zone_keys(loaded * 40)) == [zoneinfo.ZoneInfo(key) for key in loaded * 40]
+    # A small honest row of a few new zones reads (its first read asks for a meter).
+    new = [key for key in keys if key not in fresh_zones][:5]
+    value = {"meeting": __import__("datetime").datetime(2024, 5, 1, 9, tzinfo=zoneinfo.ZoneInfo(new[0])), "zones": new}
+    row = Serializer().dumps({**value, "tz": [zoneinfo.ZoneInfo(key) for key in new]})
+    assert serde.loads(row)["tz"] == [zoneinfo.ZoneInfo(key) for key in new]
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_unknown_zone_keys_spend_the_meter_before_any_is_searched_again(lenient, fresh_zones):
+    from serde_kit import budget
+    from serde_kit.errors import RebuildError
+
+    # Keys no zone has are never held: each read searches again, and its error path (in
+    # lenient mode, a placeholder and a warning) costs more: 600 of them took ~200 ms.
+    keys = [f"Europe/X{i:05d}" for i in range(600)]
+    serde = Serializer(lenient=lenient)
+    if lenient:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            refused(attack.zone_keys(keys), "max_work_per_byte", serde=serde)
+    else:
+        with pytest.raises(RebuildError, match="unknown time zone"):
+            serde.loads(attack.zone_keys(keys))  # the first key ends the read
+    assert fresh_zones == {}
+    per_key = budget.ZONE_LOOKUP_UNITS + budget.ZONE_MISSING_UNITS
+    assert Limits().min_work // per_key < 10

@@ -333,3 +333,31 @@ def test_equal_int_keys_are_one_key_on_both_read_paths() -> None:
         assert_same_outcome(fast, pure, row)
     value = pure.loads_typed(row)
     assert value[0] == {**{i: i for i in range(10)}, 0: 2, 14: 14, 15: 15} and len(value) == 21
+
+
+# fuzz_cost/zone-keys-searched-on-every-read (a 2,558-byte lenient row, found 701,925
+# executions into a pure-path fuzz_cost run at 5f2aa6c): three ZoneInfo exts, two of keys
+# no zone has, looked up four times a read (lenient mode reads parts again). ZoneInfo
+# searched its paths and the tzdata package each time (nothing is cached for a key not
+# found), ~1.1 ms a read; at load 3.6 the harness measured 21.4x its floor. A bigger row of
+# such keys cost 2,300-7,000x an honest row (bench/attacks.py i19_r5_*). Each lookup of a
+# key not loaded before is charged now: this row's four spend 1.6 M of its 3 M units.
+def test_zone_keys_not_found_are_charged_to_the_rows_meter() -> None:
+    import warnings
+
+    from serde_kit import Limits, budget
+    from serde_kit.errors import LimitExceededError, MalformedDataError
+    from serde_kit.ext import stdlib
+
+    data = (REPO / "fuzz" / "regressions" / "fuzz_cost" / "zone-keys-searched-on-every-read").read_bytes()
+    tag, payload = _common.split_tagged(data)
+    assert payload.count(b"\xa8zoneinfo\xa8ZoneInfo") == 3 and data[0] >= 128  # lenient
+    charged = 4 * (budget.ZONE_LOOKUP_UNITS + budget.ZONE_MISSING_UNITS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MalformedDataError, match="invalid msgpack"):  # as before: a bad string later on
+            checks.decoding_serializer(data).loads_typed((tag, payload))
+        tight = Serializer(allow=T.USER_TYPES, lenient=True, limits=Limits(min_work=charged - 1))
+        with pytest.raises(LimitExceededError, match="time zones looked up by key"):
+            tight.loads_typed((tag, payload))
+    assert not any(key.startswith("Europl") for key in stdlib.KNOWN_ZONES)

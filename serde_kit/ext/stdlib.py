@@ -483,12 +483,32 @@ def _tzinfo_ok(kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _zone(env: list[Any]) -> zoneinfo.ZoneInfo:
-    key = expect(env[2], str, "zone key")
+#: The zones this process has loaded by key. ZoneInfo caches a zone only while some value
+#: holds it and searches the disk for any other key, on every read: held here, a key read
+#: before costs a dict lookup (the compiled reader reads this dict too), and only a new
+#: one is charged to the row's work meter. At most the zones on the disk, and this many.
+KNOWN_ZONES: dict[str, zoneinfo.ZoneInfo] = {}
+_MOST_KNOWN_ZONES = 1024
+
+
+def load_zone(key: str) -> zoneinfo.ZoneInfo:
+    """``ZoneInfo(key)``: from :data:`KNOWN_ZONES`, or looked up (and charged) once."""
+    found = KNOWN_ZONES.get(key)
+    if found is not None:
+        return found
+    budget.charge(budget.ZONE_LOOKUP_UNITS, "time zones looked up by key")
     try:
-        return zoneinfo.ZoneInfo(key)
+        zone = zoneinfo.ZoneInfo(key)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        budget.charge(budget.ZONE_MISSING_UNITS, "time zones looked up by key")
         raise ValueError(f"unknown time zone {key!r}: install tzdata or fix the data") from exc
+    if len(KNOWN_ZONES) < _MOST_KNOWN_ZONES:
+        KNOWN_ZONES[key] = zone
+    return zone
+
+
+def _zone(env: list[Any]) -> zoneinfo.ZoneInfo:
+    return load_zone(expect(env[2], str, "zone key"))
 
 
 _TZINFO_TYPES = (timezone, zoneinfo.ZoneInfo)
@@ -859,12 +879,10 @@ def limited_rebuilders(limits: Limits) -> dict[tuple[int, str, str], RebuildFn]:
     def zone(env: list[Any]) -> zoneinfo.ZoneInfo:
         key = env[2]
         if type(key) is str and len(key) <= max_text:
-            try:
-                return zoneinfo.ZoneInfo(key)  # cached by zoneinfo after the first
-            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-                pass  # the precise error below
-        text(key, "zone key")
-        return _zone(env)
+            found = KNOWN_ZONES.get(key)
+            if found is not None:
+                return found
+        return load_zone(text(key, "zone key"))
 
     table: dict[tuple[int, str, str], RebuildFn] = {
         (codes.CONSTRUCTOR_POS_ARGS, "builtins", "int"): big_int,

@@ -130,6 +130,25 @@ def test_zones_read_alike(limits):
     assert value is zoneinfo.ZoneInfo("Europe/Paris")  # zoneinfo's own cache, as the pure path
 
 
+def test_the_reader_builds_only_zones_the_rebuilder_loaded():
+    from serde_kit.ext import stdlib
+
+    # A key the rebuilder has not loaded goes to it (ZoneInfo may search the disk, which
+    # it charges); once loaded, the reader takes the zone from the same dict, in C.
+    fast, pure = make_pair()
+    row = _row(0, "zoneinfo", "ZoneInfo", "Pacific/Chatham")
+    saved = dict(stdlib.KNOWN_ZONES)
+    stdlib.KNOWN_ZONES.clear()
+    try:
+        assert "zone" in python_calls(fast.loads, row[1])
+        assert list(stdlib.KNOWN_ZONES) == ["Pacific/Chatham"]
+        assert "zone" not in python_calls(fast.loads, row[1])
+        assert fast.loads(row[1]) is stdlib.KNOWN_ZONES["Pacific/Chatham"] is pure.loads(row[1])
+    finally:
+        stdlib.KNOWN_ZONES.clear()
+        stdlib.KNOWN_ZONES.update(saved)
+
+
 
 def test_the_common_shapes_are_built_without_python():
     fast, pure = make_pair()
@@ -187,6 +206,10 @@ def test_kinds_are_chosen_from_the_decoders_own_rebuilders():
         ("KIND_SET", list, 3),
         ("KIND_SET", set, None),
         ("KIND_ZONE", zoneinfo.ZoneInfo, True.__class__),
+        ("KIND_ZONE", zoneinfo.ZoneInfo, 5),  # (limit, the dict of loaded zones)
+        ("KIND_ZONE", zoneinfo.ZoneInfo, (5, [])),
+        ("KIND_ZONE", zoneinfo.ZoneInfo, (5,)),
+        ("KIND_ZONE", zoneinfo.ZoneInfo, (-1, {})),
     ],
 )
 def test_reader_refuses_limited_entries_that_do_not_fit(kind, cls, param):
@@ -199,4 +222,4 @@ def test_reader_refuses_limited_entries_that_do_not_fit(kind, cls, param):
 def test_a_limit_beyond_any_length_is_taken():
     fast, _ = make_pair()
     module = native._reader
-    assert fast._decoder.engine.register(0, b"\x93\xa1m\xa1z", 3, None, "m", "z", module.KIND_ZONE, len, zoneinfo.ZoneInfo, 2**80)
+    assert fast._decoder.engine.register(0, b"\x93\xa1m\xa1z", 3, None, "m", "z", module.KIND_ZONE, len, zoneinfo.ZoneInfo, (2**80, {}))

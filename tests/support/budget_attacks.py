@@ -563,3 +563,12 @@ def real_maps_in_long_arrays(maps: int = 128, items: int = 2000) -> bytes:
     """``maps`` arrays of ``items`` nils, each ending with a map of 16 int entries."""
     one = b"\xdd" + (items + 1).to_bytes(4, "big") + b"\xc0" * items + _sixteen_int_entries()
     return b"\xdc" + maps.to_bytes(2, "big") + one * maps
+
+
+def zone_keys(keys: list[str]) -> bytes:
+    """An array of ZoneInfo exts (ext 0, ``["zoneinfo", "ZoneInfo", key]``), one per key."""
+    exts = []
+    for key in keys:
+        payload = pack(["zoneinfo", "ZoneInfo", key])
+        exts.append(b"\xc8" + len(payload).to_bytes(2, "big") + b"\x00" + payload)
+    return b"\xdd" + len(exts).to_bytes(4, "big") + b"".join(exts)
