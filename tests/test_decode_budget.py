@@ -1447,18 +1447,15 @@ def test_zones_looked_up_by_key_spend_the_rows_meter_and_loaded_ones_do_not(path
     import zoneinfo
 
     from serde_kit import budget, native
+    from tests.native.conftest import read_path
 
     if path == "native" and not native.AVAILABLE:
         pytest.skip("serde_kit._reader is not built")
     # ZoneInfo keeps a zone only while a value holds it, and searches the disk for any
     # other key (~40 us), so a 22 KB row naming every zone cost ~21 ms on every read
     # (680x an honest row). A key is charged once per process now; loaded zones are held.
-    before = native.ACTIVE
-    native.ACTIVE = path
-    try:
+    with read_path(path):
         serde = Serializer()
-    finally:
-        native.ACTIVE = before
     keys = sorted(zoneinfo.available_timezones())
     assert len(keys) > 300
     error = refused(attack.zone_keys(keys), "max_work_per_byte", serde=serde)
